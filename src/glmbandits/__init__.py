@@ -1,0 +1,39 @@
+"""glmbandits: generalized linear contextual bandits.
+
+K actions per round, each with its own feature vector x_{t,a}; one unknown θ*
+shared by all actions; the chosen action's reward has mean μ(x'θ*) for a
+logistic, probit, linear or Poisson link. Implements Li, Lu & Zhou (2017),
+"Provably Optimal Algorithms for Generalized Linear Contextual Bandits" (ICML).
+"""
+
+from . import families, theory
+from .environments import SyntheticGLMEnv
+from .estimation import GLMFit, fit_glm
+from .exceptions import ConvergenceWarning, GLMBanditsWarning
+from .families import GLMFamily, LinearFamily, LogisticFamily, PoissonFamily, ProbitFamily
+from .policies import LinUCB, Policy, RandomPolicy, SupCBGLM, UCBGLM
+from .simulation import SimulationResult, simulate
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "families",
+    "theory",
+    "fit_glm",
+    "GLMFit",
+    "GLMFamily",
+    "LogisticFamily",
+    "ProbitFamily",
+    "LinearFamily",
+    "PoissonFamily",
+    "Policy",
+    "UCBGLM",
+    "SupCBGLM",
+    "LinUCB",
+    "RandomPolicy",
+    "SyntheticGLMEnv",
+    "simulate",
+    "SimulationResult",
+    "ConvergenceWarning",
+    "GLMBanditsWarning",
+]

@@ -1,0 +1,58 @@
+"""Growing storage of the (x, reward) samples a policy has observed."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class SampleHistory:
+    """Append-only (X, y) buffers whose capacity doubles when full.
+
+    Appending is amortised O(d) and never reallocates per sample; ``X`` and ``y``
+    are views of the filled part, so fitting on them copies nothing.
+    """
+
+    def __init__(self, n_features: int, capacity: int = 64) -> None:
+        self._X = np.empty((max(capacity, 1), n_features))
+        self._y = np.empty(max(capacity, 1))
+        self.n = 0
+
+    def append(self, x: np.ndarray, reward: float) -> None:
+        """Store one sample, doubling the buffers first if they are full."""
+        if self.n == self._y.shape[0]:
+            self._X = np.concatenate([self._X, np.empty_like(self._X)])
+            self._y = np.concatenate([self._y, np.empty_like(self._y)])
+        self._X[self.n] = x
+        self._y[self.n] = reward
+        self.n += 1
+
+    @property
+    def X(self) -> np.ndarray:
+        """Feature vectors observed so far, shape (n, d) (a view)."""
+        return self._X[: self.n]
+
+    @property
+    def y(self) -> np.ndarray:
+        """Rewards observed so far, shape (n,) (a view)."""
+        return self._y[: self.n]
+
+    def copy(self) -> "SampleHistory":
+        """An independent copy with the same samples."""
+        clone = SampleHistory(self._X.shape[1], self._y.shape[0])
+        clone._X[: self.n] = self.X
+        clone._y[: self.n] = self.y
+        clone.n = self.n
+        return clone
+
+    def __getstate__(self) -> dict:
+        # Save only the filled part: a pickle stays proportional to the data.
+        return {"X": self.X.copy(), "y": self.y.copy()}
+
+    def __setstate__(self, state: dict) -> None:
+        X, y = state["X"], state["y"]
+        capacity = max(64, X.shape[0])
+        self._X = np.empty((capacity, X.shape[1]))
+        self._y = np.empty(capacity)
+        self._X[: X.shape[0]] = X
+        self._y[: y.shape[0]] = y
+        self.n = X.shape[0]

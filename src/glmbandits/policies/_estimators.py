@@ -1,0 +1,106 @@
+"""The estimates policies keep: a refitted GLM MLE and an online ridge regression.
+
+Both keep ``V⁻¹`` for ``V = l2·I + Σ x_i x_i'`` by Sherman–Morrison updates
+(:func:`glmbandits.estimation.sherman_morrison_update`), never by inversion per
+round. Their state is plain arrays and numbers, so policies pickle exactly.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._history import SampleHistory
+from ..estimation import inverse_gram, sherman_morrison_update, solve_estimating_equation
+from ..families import GLMFamily
+
+
+class GLMEstimate:
+    """θ̂ solving eq. (3) of Li, Lu & Zhou (2017) on all samples, plus V⁻¹.
+
+    The MLE is refitted lazily: :meth:`add` marks it stale and :attr:`theta`
+    re-solves the estimating equation by Newton's method warm-started at the
+    previous θ̂ (one or two iterations after one new sample). With ``l2 == 0``
+    the paper's ``V = Σ x_i x_i'`` is inverted directly once, when first needed,
+    and then kept by rank-one updates.
+
+    Attributes
+    ----------
+    history : SampleHistory
+        Every (x, reward) sample, in order.
+    theta_ : ndarray of shape (d,)
+        The last estimate (zeros before the first fit).
+    n_fits_, n_failed_fits_ : int
+        Number of refits, and of refits where the MLE did not exist
+        (separable data) and the finite last Newton iterate was kept.
+    """
+
+    def __init__(self, n_features: int, family: GLMFamily, l2: float, tol: float = 1e-8,
+                 max_iter: int = 50) -> None:
+        self.family = family
+        self.l2 = l2
+        self.tol = tol
+        self.max_iter = max_iter
+        self.history = SampleHistory(n_features)
+        self.theta_ = np.zeros(n_features)
+        self.V_inv_: np.ndarray | None = np.eye(n_features) / l2 if l2 > 0 else None
+        self.stale_ = False
+        self.n_fits_ = 0
+        self.n_failed_fits_ = 0
+
+    def add(self, x: np.ndarray, reward: float) -> None:
+        """Store one sample and update V⁻¹ by one rank-one step."""
+        self.history.append(x, reward)
+        if self.V_inv_ is not None:
+            sherman_morrison_update(self.V_inv_, x)
+        self.stale_ = True
+
+    @property
+    def n(self) -> int:
+        """Number of samples."""
+        return self.history.n
+
+    @property
+    def V_inv(self) -> np.ndarray:
+        """(l2·I + Σ x x')⁻¹, formed directly once if l2 == 0, then by rank-one updates."""
+        if self.V_inv_ is None:
+            self.V_inv_ = inverse_gram(self.history.X, 0.0)
+        return self.V_inv_
+
+    @property
+    def theta(self) -> np.ndarray:
+        """The current estimate, refitted first if samples arrived since the last fit."""
+        if self.stale_:
+            if self.history.n > 0:
+                fit = solve_estimating_equation(self.history.X, self.history.y, self.family,
+                                                self.l2, self.theta_, self.tol, self.max_iter)
+                self.theta_ = fit.theta
+                self.n_fits_ += 1
+                self.n_failed_fits_ += int(not fit.converged)
+            self.stale_ = False
+        return self.theta_
+
+    def copy(self) -> "GLMEstimate":
+        """An independent deep copy."""
+        clone = GLMEstimate.__new__(GLMEstimate)
+        clone.__dict__.update(self.__dict__)
+        clone.history = self.history.copy()
+        clone.theta_ = self.theta_.copy()
+        clone.V_inv_ = None if self.V_inv_ is None else self.V_inv_.copy()
+        return clone
+
+
+class RidgeEstimate:
+    """Online ridge regression θ̂ = A⁻¹b with A = l2·I + Σ x x', b = Σ r x.
+
+    O(d²) per sample and no stored history (Chu et al. 2011, LinUCB).
+    """
+
+    def __init__(self, n_features: int, l2: float) -> None:
+        self.V_inv_ = np.eye(n_features) / l2
+        self.b_ = np.zeros(n_features)
+        self.theta_ = np.zeros(n_features)
+
+    def add(self, x: np.ndarray, reward: float) -> None:
+        sherman_morrison_update(self.V_inv_, x)
+        self.b_ += reward * x
+        self.theta_ = self.V_inv_ @ self.b_

@@ -1,0 +1,184 @@
+"""The policy interface and the machinery every policy shares.
+
+A policy is an *estimate* (θ̂ and V⁻¹, refitted or updated online) plus an
+*exploration rule* (a small function of the estimate and the contexts). This
+module holds the interface (:class:`Policy`), the result of scoring a round
+(:class:`ActionScores`), the upper-confidence rule and the tie-breaking argmax.
+
+Interface
+---------
+``a = policy.select(contexts)``
+    ``contexts`` is a (K, d) float array; K may change from round to round.
+    Returns the chosen row index as an ``int``. The per-action scores of the
+    round are kept in ``policy.last_scores_`` and the probability with which
+    the chosen action was picked in ``policy.last_propensity_``.
+``policy.update(x, reward)``
+    ``x`` is the chosen row (shape (d,)), ``reward`` a float in the family's
+    reward domain.
+
+Inputs are checked before any state changes: a rejected call raises
+``ValueError``/``TypeError`` and leaves the policy exactly as it was.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._validation import SeedLike, as_generator, check_contexts, check_int, check_vector
+from ..estimation import check_rewards
+from ..families import GLMFamily, get_family
+
+__all__ = ["ActionScores", "Policy", "ucb_scores", "argmax_random_tie", "gram_norms"]
+
+
+@dataclass(frozen=True)
+class ActionScores:
+    """Per-action scores of one ``select`` call, each of shape (K,).
+
+    Attributes
+    ----------
+    ucb : ndarray
+        The index the policy ranks actions by (``mean + width`` for UCB rules).
+    mean : ndarray
+        The estimated linear predictor ``x'θ̂``.
+    width : ndarray
+        The exploration bonus, e.g. ``α‖x‖_{V⁻¹}``.
+    """
+
+    ucb: np.ndarray
+    mean: np.ndarray
+    width: np.ndarray
+
+
+def gram_norms(X: np.ndarray, V_inv: np.ndarray) -> np.ndarray:
+    """‖x_a‖_{V⁻¹} for every row of X: one (K, d)@(d, d) product, no loop over actions."""
+    quadratic = np.einsum("ij,ij->i", X @ V_inv, X)
+    return np.sqrt(np.maximum(quadratic, 0.0))
+
+
+def ucb_scores(X: np.ndarray, theta: np.ndarray, V_inv: np.ndarray, alpha: float) -> ActionScores:
+    """Upper confidence indices ``x'θ̂ + α‖x‖_{V⁻¹}``.
+
+    Li, Lu & Zhou (2017), Algorithm 1 step 2; Chu et al. (2011), LinUCB.
+    """
+    mean = X @ theta
+    width = alpha * gram_norms(X, V_inv)
+    return ActionScores(ucb=mean + width, mean=mean, width=width)
+
+
+def tied_scores(n_actions: int) -> ActionScores:
+    """All-zero scores: every action ties, so the argmax is uniform at random."""
+    zeros = np.zeros(n_actions)
+    return ActionScores(ucb=zeros, mean=zeros, width=zeros)
+
+
+def argmax_random_tie(values: np.ndarray, rng: np.random.Generator) -> tuple[int, int]:
+    """Index of the maximum, ties broken uniformly at random; also the number tied.
+
+    The generator is drawn from only when there is a tie, so a run without ties
+    consumes no randomness here.
+    """
+    best = np.flatnonzero(values == values.max())
+    if best.shape[0] == 1:
+        return int(best[0]), 1
+    return int(best[rng.integers(best.shape[0])]), int(best.shape[0])
+
+
+class Policy(ABC):
+    """Base class of every glmbandits policy.
+
+    Subclasses implement :meth:`_choose` (pick an action from checked contexts)
+    and :meth:`_learn` (absorb one checked sample). The base class does the input
+    checks, so that a rejected call changes nothing, and keeps the bookkeeping
+    shared by all policies.
+
+    Parameters
+    ----------
+    n_features : int
+        Dimension d of every action's feature vector.
+    family : str or GLMFamily or None
+        Reward family; rewards are checked against its domain. ``None`` accepts
+        any finite reward.
+    seed : int, numpy.random.Generator, SeedSequence or None
+        Source of the policy's randomness (initial random rounds, tie-breaking).
+    """
+
+    def __init__(self, n_features: int, family: Any = None, seed: SeedLike = None) -> None:
+        owner = type(self).__name__
+        self.n_features = check_int(n_features, owner, "n_features", minimum=1)
+        self.family: GLMFamily | None = None if family is None else get_family(family, owner)
+        self.seed = seed
+        self.rng_ = as_generator(seed, owner)
+        self.n_updates_ = 0
+        self.last_scores_: ActionScores | None = None
+        self.last_propensity_: float | None = None
+
+    # -- public interface -------------------------------------------------
+    def select(self, contexts: Any) -> int:
+        """Choose an action for this round.
+
+        Parameters
+        ----------
+        contexts : array-like of shape (K, d)
+            One feature vector per available action, K >= 1.
+
+        Returns
+        -------
+        int
+            Row index of the chosen action.
+        """
+        X = check_contexts(contexts, self.n_features, f"{type(self).__name__}.select")
+        action, scores, n_tied = self._choose(X)
+        self.last_scores_ = scores
+        self.last_propensity_ = 1.0 / n_tied
+        return action
+
+    def update(self, x: Any, reward: Any) -> None:
+        """Learn from the reward of the chosen action.
+
+        Parameters
+        ----------
+        x : array-like of shape (d,)
+            The chosen action's feature vector (the row passed to ``select``).
+        reward : float
+            Observed reward, inside the family's reward domain.
+        """
+        owner = f"{type(self).__name__}.update"
+        x = check_vector(x, self.n_features, owner, "x")
+        reward = self._check_reward(reward, owner)
+        self._check_sample(x, owner)
+        self._learn(x, reward)
+        self.n_updates_ += 1
+
+    # -- hooks for subclasses --------------------------------------------
+    @abstractmethod
+    def _choose(self, X: np.ndarray) -> tuple[int, ActionScores, int]:
+        """Return (action, scores, number of actions tied for the choice)."""
+
+    @abstractmethod
+    def _learn(self, x: np.ndarray, reward: float) -> None:
+        """Absorb one checked sample."""
+
+    def _check_sample(self, x: np.ndarray, owner: str) -> None:
+        """Extra checks a subclass needs before ``_learn`` (must not mutate)."""
+
+    # -- helpers -----------------------------------------------------------
+    def _check_reward(self, reward: Any, owner: str) -> float:
+        if isinstance(reward, (bool, np.bool_)):
+            reward = float(reward)
+        if np.ndim(reward) != 0:
+            raise ValueError(f"{owner}: reward must be a scalar, got shape {np.shape(reward)}")
+        if self.family is None:
+            return float(check_vector(np.atleast_1d(reward), 1, owner, "reward")[0])
+        return float(check_rewards(np.atleast_1d(reward), self.family, owner, 1, "reward")[0])
+
+    def _choose_max(self, scores: ActionScores) -> tuple[int, ActionScores, int]:
+        action, n_tied = argmax_random_tie(scores.ucb, self.rng_)
+        return action, scores, n_tied
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(n_features={self.n_features})"

@@ -1,0 +1,204 @@
+"""SupCB-GLM with its subroutine CB-GLM: Algorithms 2 and 3 of Li, Lu & Zhou (2017)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .._validation import SeedLike, check_int, check_nonnegative, check_positive
+from ..theory import supcb_glm_alpha, supcb_glm_tau
+from .base import ActionScores, Policy, argmax_random_tie, tied_scores, ucb_scores
+from ._estimators import GLMEstimate
+
+__all__ = ["SupCBGLM"]
+
+#: Stage code of a round played in the random initial phase (the set 𝓕).
+INITIAL = -1
+
+
+class SupCBGLM(Policy):
+    """SupCB-GLM (Li, Lu & Zhou 2017, Algorithm 3) with CB-GLM (Algorithm 2).
+
+    The first ``tau`` rounds are uniformly random; their samples form 𝓕, shared
+    by every stage. There are ``S = ⌊log₂ T⌋`` stages with index sets
+    Ψ_0, …, Ψ_S (all empty at first). Each later round starts with A_1 = [K],
+    s = 1 and screens:
+
+    a. CB-GLM (Algorithm 2) on Ψ_s ∪ 𝓕: θ̂^{(s)} solves eq. (3) on those samples,
+       ``V_s = l2·I + Σ_{Ψ_s ∪ 𝓕} X X'``, and for every a ∈ A_s,
+       ``m_a = x_a'θ̂^{(s)}`` and ``w_a = α‖x_a‖_{V_s⁻¹}``;
+    b. if ``w_a > 2^{-s}`` for some a ∈ A_s, play it and add the round to Ψ_s
+       (among several such actions, the widest; ties uniform);
+    c. else if ``w_a <= 1/√T`` for all a ∈ A_s, play ``argmax_{A_s} m_a`` and add
+       the round to Ψ_0 (whose samples no estimate uses);
+    d. else keep ``A_{s+1} = {a ∈ A_s : m_a >= max_j m_j - 2·2^{-s}}``, s ← s + 1.
+
+    Since the widths are at most 2^{-s} when step d is reached, step c fires by
+    the stage with 2^{-s} <= 1/√T, so every round ends at some s <= S. Stage
+    estimates are refitted only when their own Ψ_s grows (Lemma 4's independence
+    structure: a round enters Ψ_s only through stage s).
+
+    The sample passed to :meth:`update` must be the row chosen by the preceding
+    :meth:`select` (its stage decides which index set it joins).
+
+    Parameters
+    ----------
+    n_features : int
+        Feature dimension d.
+    family : str or GLMFamily, default "logistic"
+        Reward family.
+    horizon : int
+        T, which sets S = ⌊log₂ T⌋ and the step-c threshold 1/√T. Rounds beyond T
+        keep the same S.
+    alpha : float, default 0.5
+        Width multiplier α > 0. The default is a practical value; Theorem 3's
+        ``(3σ/κ)√(2 log(TK/δ))`` (:meth:`from_theory`) is far larger and explores
+        for a very long time at moderate T.
+    tau : int, optional
+        Initial random rounds; default ``2 * n_features`` (Theorem 3's τ = √(dT)
+        via :meth:`from_theory`).
+    l2 : float, default 1.0
+        Ridge λ >= 0 in every stage's estimating equation and V_s (0 = the paper).
+    seed : int, Generator, SeedSequence or None
+        Randomness of the initial rounds and of tie-breaking.
+
+    Attributes
+    ----------
+    n_stages : int
+        S = ⌊log₂ T⌋.
+    psi_ : list of list of int
+        ``psi_[s]`` holds the (0-based) rounds in Ψ_s, for s = 0..S.
+    initial_rounds_ : list of int
+        The rounds in 𝓕.
+    stage_estimates_ : list of GLMEstimate
+        CB-GLM's estimate on Ψ_s ∪ 𝓕 for s = 1..S (index 0 unused: None).
+    last_stage_ : int
+        Stage at which the last ``select`` decided (``INITIAL`` = -1 in 𝓕,
+        0 for step c, s >= 1 for step b).
+    last_candidates_ : ndarray of bool
+        A_s at that stage.
+
+    References
+    ----------
+    Li, Lu & Zhou (2017), ICML, Algorithms 2–3, Lemma 4 and Theorem 3;
+    Auer (2003), SupLinRel.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from glmbandits import SupCBGLM
+    >>> policy = SupCBGLM(n_features=2, horizon=100, tau=2, seed=1)
+    >>> for _ in range(3):
+    ...     contexts = np.array([[1.0, 0.0], [0.0, 1.0]])
+    ...     a = policy.select(contexts)
+    ...     policy.update(contexts[a], 1.0)
+    >>> policy.n_stages, len(policy.initial_rounds_)
+    (6, 2)
+    """
+
+    def __init__(
+        self,
+        n_features: int,
+        family: Any = "logistic",
+        horizon: int = 10_000,
+        alpha: float = 0.5,
+        tau: int | None = None,
+        l2: float = 1.0,
+        seed: SeedLike = None,
+    ) -> None:
+        super().__init__(n_features, family, seed)
+        owner = type(self).__name__
+        self.horizon = check_int(horizon, owner, "horizon", minimum=2)
+        self.alpha = check_positive(alpha, owner, "alpha")
+        self.tau = 2 * self.n_features if tau is None else check_int(tau, owner, "tau", minimum=0)
+        self.l2 = check_nonnegative(l2, owner, "l2")
+        self.n_stages = int(math.floor(math.log2(self.horizon)))
+        self.initial_estimate_ = GLMEstimate(self.n_features, self.family, self.l2)
+        self.stage_estimates_: list[GLMEstimate | None] = [None] * (self.n_stages + 1)
+        self.psi_: list[list[int]] = [[] for _ in range(self.n_stages + 1)]
+        self.initial_rounds_: list[int] = []
+        self.last_stage_: int | None = None
+        self.last_candidates_: np.ndarray | None = None
+        self._pending: tuple[int, np.ndarray] | None = None
+
+    @classmethod
+    def from_theory(cls, n_features: int, horizon: int, n_actions: int, family: Any = "logistic",
+                    *, theta_norm: float, delta: float = 0.05, sigma: float | None = None,
+                    l2: float = 1.0, seed: SeedLike = None) -> "SupCBGLM":
+        """SupCB-GLM with Theorem 3's τ = √(dT) and α = (3σ/κ)√(2 log(TK/δ)).
+
+        κ is the family's κ at radius ``theta_norm + 1``; σ defaults to the family's
+        sub-Gaussian constant.
+        """
+        policy = cls(n_features, family, horizon, 1.0, supcb_glm_tau(n_features, horizon),
+                     l2, seed)
+        family_ = policy.family
+        kappa = family_.kappa(check_nonnegative(theta_norm, f"{cls.__name__}.from_theory",
+                                                "theta_norm") + 1.0)
+        sigma = family_.sub_gaussian_sigma() if sigma is None else sigma
+        policy.alpha = supcb_glm_alpha(horizon, n_actions, delta, sigma, kappa)
+        return policy
+
+    # -- the screening of Algorithm 3 ---------------------------------------
+    def _stage_estimate(self, stage: int) -> GLMEstimate:
+        estimate = self.stage_estimates_[stage]
+        if estimate is None:  # first use: start from the shared initial samples 𝓕
+            estimate = self.initial_estimate_.copy()
+            self.stage_estimates_[stage] = estimate
+        return estimate
+
+    def _choose(self, X: np.ndarray) -> tuple[int, ActionScores, int]:
+        if self.initial_estimate_.n < self.tau:
+            action, scores, n_tied = self._choose_max(tied_scores(X.shape[0]))
+            self._record(INITIAL, np.ones(X.shape[0], dtype=bool), X[action])
+            return action, scores, n_tied
+        candidates = np.ones(X.shape[0], dtype=bool)
+        exploit_width = 1.0 / math.sqrt(self.horizon)
+        stage = 1
+        while True:
+            estimate = self._stage_estimate(stage)
+            scores = ucb_scores(X, estimate.theta, estimate.V_inv, self.alpha)
+            threshold = 2.0 ** (-stage)
+            widths = np.where(candidates, scores.width, -np.inf)
+            if np.any(widths > threshold):  # step 2b: explore at stage s
+                action, n_tied = argmax_random_tie(widths, self.rng_)
+                self._record(stage, candidates, X[action])
+                return action, scores, n_tied
+            means = np.where(candidates, scores.mean, -np.inf)
+            if np.all(widths <= exploit_width) or stage >= self.n_stages:  # step 2c
+                action, n_tied = argmax_random_tie(means, self.rng_)
+                self._record(0, candidates, X[action])
+                return action, scores, n_tied
+            candidates = candidates & (means >= means.max() - 2.0 * threshold)  # step 2d
+            stage += 1
+
+    def _record(self, stage: int, candidates: np.ndarray, x: np.ndarray) -> None:
+        self.last_stage_ = stage
+        self.last_candidates_ = candidates
+        self._pending = (stage, x.copy())
+
+    def _check_sample(self, x: np.ndarray, owner: str) -> None:
+        if self._pending is None:
+            raise ValueError(f"{owner}: x must be the row chosen by the preceding select(); "
+                             "got an update with no pending select")
+        if not np.array_equal(x, self._pending[1]):
+            raise ValueError(f"{owner}: x must be the row chosen by the preceding select() "
+                             f"({self._pending[1]!r}), got {x!r}")
+
+    def _learn(self, x: np.ndarray, reward: float) -> None:
+        stage, _ = self._pending
+        round_index = self.n_updates_
+        if stage == INITIAL:
+            self.initial_estimate_.add(x, reward)
+            self.initial_rounds_.append(round_index)
+        else:
+            if stage >= 1:
+                self._stage_estimate(stage).add(x, reward)
+            self.psi_[stage].append(round_index)
+        self._pending = None
+
+    def __repr__(self) -> str:
+        return (f"SupCBGLM(n_features={self.n_features}, family={self.family.name!r}, "
+                f"horizon={self.horizon}, alpha={self.alpha:g}, tau={self.tau}, l2={self.l2:g})")

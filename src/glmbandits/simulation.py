@@ -1,0 +1,96 @@
+"""Run a policy against an environment and record what happened."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ._validation import SeedLike, check_int
+
+__all__ = ["SimulationResult", "simulate"]
+
+
+@dataclass(frozen=True)
+class SimulationResult:
+    """Per-round record of one run.
+
+    Attributes
+    ----------
+    regret : ndarray of shape (T,)
+        Pseudo-regret μ(x_{t,a*}'θ*) - μ(x_{t,a_t}'θ*) of each round.
+    actions : ndarray of int, shape (T,)
+    rewards : ndarray of shape (T,)
+        Observed rewards.
+    expected_rewards : ndarray of shape (T,)
+        μ(x_{t,a_t}'θ*) of the chosen actions.
+    propensities : ndarray of shape (T,)
+        Probability with which the policy chose each action.
+    seconds : float
+        Wall time spent inside ``policy.select`` and ``policy.update``.
+    """
+
+    regret: np.ndarray
+    actions: np.ndarray
+    rewards: np.ndarray
+    expected_rewards: np.ndarray
+    propensities: np.ndarray
+    seconds: float
+    info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def cumulative_regret(self) -> np.ndarray:
+        """R_t for t = 1..T."""
+        return np.cumsum(self.regret)
+
+    @property
+    def horizon(self) -> int:
+        return int(self.regret.shape[0])
+
+    @property
+    def rounds_per_second(self) -> float:
+        return self.horizon / self.seconds if self.seconds > 0 else float("inf")
+
+
+def simulate(policy: Any, env: Any, horizon: int, seed: SeedLike = None) -> SimulationResult:
+    """Play ``policy`` on ``env`` for ``horizon`` rounds.
+
+    ``env.reset(seed)`` starts the run (a seed fixes the problem instance and its
+    randomness); then each round ``policy.select(contexts)``, ``env.step(action)``
+    and ``policy.update(contexts[action], reward)``.
+
+    Examples
+    --------
+    >>> from glmbandits import RandomPolicy, SyntheticGLMEnv, simulate
+    >>> env = SyntheticGLMEnv(n_features=2, n_actions=3, seed=0)
+    >>> result = simulate(RandomPolicy(n_features=2, seed=0), env, horizon=50, seed=0)
+    >>> result.cumulative_regret.shape, bool(result.cumulative_regret[-1] >= 0)
+    ((50,), True)
+    """
+    horizon = check_int(horizon, "simulate", "horizon", minimum=1)
+    regret = np.empty(horizon)
+    actions = np.empty(horizon, dtype=np.int64)
+    rewards = np.empty(horizon)
+    expected = np.empty(horizon)
+    propensities = np.empty(horizon)
+    contexts = env.reset(seed=seed)
+    clock = time.perf_counter
+    seconds = 0.0
+    for t in range(horizon):
+        start = clock()
+        action = policy.select(contexts)
+        seconds += clock() - start
+        chosen = contexts[action]
+        next_contexts, reward, info = env.step(action)
+        start = clock()
+        policy.update(chosen, reward)
+        seconds += clock() - start
+        actions[t] = action
+        rewards[t] = reward
+        regret[t] = info["regret"]
+        expected[t] = info["expected_reward"]
+        propensities[t] = policy.last_propensity_ if policy.last_propensity_ is not None else np.nan
+        contexts = next_contexts
+    return SimulationResult(regret, actions, rewards, expected, propensities, seconds)
