@@ -1,0 +1,59 @@
+"""Policies by name, for the command line and experiment configs.
+
+Each entry maps a name to a factory ``factory(problem, seed, **params)`` where
+``problem`` is a :class:`ProblemSpec` (d, K, family, horizon, ‖θ*‖). New
+algorithms register themselves here with :func:`register_policy`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from .._validation import SeedLike
+from .base import Policy
+from .linucb import LinUCB
+from .random_policy import RandomPolicy
+from .supcb_glm import SupCBGLM
+from .ucb_glm import UCBGLM
+
+__all__ = ["ProblemSpec", "POLICY_REGISTRY", "register_policy", "make_policy", "policy_names"]
+
+
+@dataclass(frozen=True)
+class ProblemSpec:
+    """What a policy factory may need to know about the problem."""
+
+    n_features: int
+    n_actions: int
+    family: str
+    horizon: int
+    theta_norm: float = 3.0
+
+
+PolicyFactory = Callable[..., Policy]
+POLICY_REGISTRY: dict[str, PolicyFactory] = {}
+
+
+def register_policy(name: str, factory: PolicyFactory) -> None:
+    """Make ``factory`` available under ``name`` (lower-case, hyphenated)."""
+    POLICY_REGISTRY[name] = factory
+
+
+def policy_names() -> list[str]:
+    """The registered policy names."""
+    return list(POLICY_REGISTRY)
+
+
+def make_policy(name: str, problem: ProblemSpec, seed: SeedLike = None, **params: Any) -> Policy:
+    """Build the policy registered as ``name`` for ``problem``."""
+    if not isinstance(name, str) or name.lower() not in POLICY_REGISTRY:
+        raise ValueError(f"make_policy: name must be one of {policy_names()}, got {name!r}")
+    return POLICY_REGISTRY[name.lower()](problem, seed, **params)
+
+
+register_policy("ucb-glm", lambda p, seed, **kw: UCBGLM(p.n_features, p.family, seed=seed, **kw))
+register_policy("supcb-glm", lambda p, seed, **kw: SupCBGLM(p.n_features, p.family, p.horizon,
+                                                            seed=seed, **kw))
+register_policy("linucb", lambda p, seed, **kw: LinUCB(p.n_features, seed=seed, **kw))
+register_policy("random", lambda p, seed, **kw: RandomPolicy(p.n_features, seed=seed, **kw))
