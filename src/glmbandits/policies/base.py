@@ -132,9 +132,9 @@ class Policy(ABC):
             Row index of the chosen action.
         """
         X = check_contexts(contexts, self.n_features, f"{type(self).__name__}.select")
-        action, scores, n_tied = self._choose(X)
+        action, scores, propensity = self._choose(X)
         self.last_scores_ = scores
-        self.last_propensity_ = 1.0 / n_tied
+        self.last_propensity_ = propensity
         return action
 
     def update(self, x: Any, reward: Any) -> None:
@@ -156,8 +156,14 @@ class Policy(ABC):
 
     # -- hooks for subclasses --------------------------------------------
     @abstractmethod
-    def _choose(self, X: np.ndarray) -> tuple[int, ActionScores, int]:
-        """Return (action, scores, number of actions tied for the choice)."""
+    def _choose(self, X: np.ndarray) -> tuple[int, ActionScores, float]:
+        """Return (action, scores, propensity).
+
+        The propensity is the probability with which this call picks ``action``
+        given the policy's state: ``1/m`` for a deterministic rule whose top m
+        actions tie (broken uniformly), a Monte-Carlo estimate for sampling
+        policies (documented with its number of samples).
+        """
 
     @abstractmethod
     def _learn(self, x: np.ndarray, reward: float) -> None:
@@ -176,9 +182,10 @@ class Policy(ABC):
             return float(check_vector(np.atleast_1d(reward), 1, owner, "reward")[0])
         return float(check_rewards(np.atleast_1d(reward), self.family, owner, 1, "reward")[0])
 
-    def _choose_max(self, scores: ActionScores) -> tuple[int, ActionScores, int]:
+    def _choose_max(self, scores: ActionScores) -> tuple[int, ActionScores, float]:
+        """Argmax of ``scores.ucb`` with uniform tie-breaking; propensity 1/(number tied)."""
         action, n_tied = argmax_random_tie(scores.ucb, self.rng_)
-        return action, scores, n_tied
+        return action, scores, 1.0 / n_tied
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(n_features={self.n_features})"

@@ -62,7 +62,7 @@ class LinUCB(Policy):
     def V_inv_(self) -> np.ndarray:
         return self.estimate_.V_inv_
 
-    def _choose(self, X: np.ndarray) -> tuple[int, ActionScores, int]:
+    def _choose(self, X: np.ndarray) -> tuple[int, ActionScores, float]:
         return self._choose_max(ucb_scores(X, self.estimate_.theta_, self.estimate_.V_inv_,
                                            self.alpha))
 

@@ -27,7 +27,7 @@ class RandomPolicy(Policy):
     def __init__(self, n_features: int, seed: SeedLike = None) -> None:
         super().__init__(n_features, None, seed)
 
-    def _choose(self, X: np.ndarray) -> tuple[int, ActionScores, int]:
+    def _choose(self, X: np.ndarray) -> tuple[int, ActionScores, float]:
         return self._choose_max(tied_scores(X.shape[0]))
 
     def _learn(self, x: np.ndarray, reward: float) -> None:

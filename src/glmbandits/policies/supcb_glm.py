@@ -149,11 +149,11 @@ class SupCBGLM(Policy):
             self.stage_estimates_[stage] = estimate
         return estimate
 
-    def _choose(self, X: np.ndarray) -> tuple[int, ActionScores, int]:
+    def _choose(self, X: np.ndarray) -> tuple[int, ActionScores, float]:
         if self.initial_estimate_.n < self.tau:
-            action, scores, n_tied = self._choose_max(tied_scores(X.shape[0]))
+            action, scores, propensity = self._choose_max(tied_scores(X.shape[0]))
             self._record(INITIAL, np.ones(X.shape[0], dtype=bool), X[action])
-            return action, scores, n_tied
+            return action, scores, propensity
         candidates = np.ones(X.shape[0], dtype=bool)
         exploit_width = 1.0 / math.sqrt(self.horizon)
         stage = 1
@@ -165,12 +165,12 @@ class SupCBGLM(Policy):
             if np.any(widths > threshold):  # step 2b: explore at stage s
                 action, n_tied = argmax_random_tie(widths, self.rng_)
                 self._record(stage, candidates, X[action])
-                return action, scores, n_tied
+                return action, scores, 1.0 / n_tied
             means = np.where(candidates, scores.mean, -np.inf)
             if np.all(widths <= exploit_width) or stage >= self.n_stages:  # step 2c
                 action, n_tied = argmax_random_tie(means, self.rng_)
                 self._record(0, candidates, X[action])
-                return action, scores, n_tied
+                return action, scores, 1.0 / n_tied
             candidates = candidates & (means >= means.max() - 2.0 * threshold)  # step 2d
             stage += 1
 

@@ -121,7 +121,7 @@ class UCBGLM(Policy):
     def n_failed_fits_(self) -> int:
         return self.estimate_.n_failed_fits_
 
-    def _choose(self, X: np.ndarray) -> tuple[int, ActionScores, int]:
+    def _choose(self, X: np.ndarray) -> tuple[int, ActionScores, float]:
         if self.estimate_.n < self.tau:
             return self._choose_max(tied_scores(X.shape[0]))
         return self._choose_max(ucb_scores(X, self.estimate_.theta, self.estimate_.V_inv,
