@@ -48,6 +48,8 @@ __all__ = [
 ]
 
 _ARMIJO = 1e-4
+#: Newton step (relative to 1 + max|θ|) below which a small gradient is a true root.
+_STEP_TOL = 1e-4
 _MAX_BACKTRACKS = 40
 
 
@@ -134,8 +136,10 @@ def solve_estimating_equation(
 
     Policies call this directly on their own (already validated) history. The
     stopping test is ``max_i |g_i| <= tol * max(1, n)`` on the gradient ``g`` of
-    the objective (the residual of eq. (3) with the ridge term). With ``l2 == 0``
-    the iteration also stops, with ``converged=False``, once a linear predictor
+    the objective (the residual of eq. (3) with the ridge term); with ``l2 == 0``
+    the Newton step must also be tiny, because on separable data the gradient
+    vanishes along a ray to infinity while the Newton step stays of order one.
+    With ``l2 == 0`` the iteration also stops, with ``converged=False``, once a linear predictor
     passes the family's saturation bound (the MLE is escaping to infinity, i.e.
     the data are separable); the last iterate inside the bound is returned.
     """
@@ -149,15 +153,25 @@ def solve_estimating_equation(
         eta = X @ theta
         gradient = X.T @ (family.mean(eta) - y) + l2 * theta
         gradient_norm = float(np.max(np.abs(gradient)))
-        if gradient_norm <= threshold:
+        small_gradient = gradient_norm <= threshold
+        if small_gradient and l2 > 0.0:  # strongly convex: a small gradient is a solution
             return GLMFit(theta, True, n_iter, gradient_norm, "converged")
-        if n_iter >= max_iter:
+        if n_iter >= max_iter and not small_gradient:
             return GLMFit(theta, False, n_iter, gradient_norm, "max_iter reached")
         weights = family.dmean(eta)
         hessian = (X.T * weights) @ X
         if l2 > 0.0:
             hessian.flat[:: d + 1] += l2
         step = _newton_direction(hessian, gradient)
+        if small_gradient:
+            # Without a ridge a small gradient can also mean a flat objective whose
+            # infimum is at infinity (separable data: residuals vanish as |x'θ|
+            # grows). At a genuine root the Newton step is tiny as well; on a
+            # separating ray it stays of order one.
+            if np.max(np.abs(step)) <= _STEP_TOL * (1.0 + np.max(np.abs(theta))):
+                return GLMFit(theta, True, n_iter, gradient_norm, "converged")
+            if n_iter >= max_iter:
+                return GLMFit(theta, False, n_iter, gradient_norm, "max_iter reached")
         slope = float(gradient @ step)
         if slope >= 0.0:  # numerical trouble: fall back to steepest descent
             step, slope = -gradient, -float(gradient @ gradient)
