@@ -36,7 +36,8 @@ def as_generator(seed: Any, owner: str) -> np.random.Generator:
     return np.random.default_rng(int(seed))
 
 
-def _as_float_array(value: Any, name: str, owner: str) -> np.ndarray:
+def as_float_array(value: Any, name: str, owner: str) -> np.ndarray:
+    """Convert to a float64 array, turning non-numeric input into a TypeError."""
     if isinstance(value, (str, bytes)):
         raise TypeError(f"{owner}: {name} must be a numeric array, got {type(value).__name__}")
     try:
@@ -56,7 +57,7 @@ def _check_finite(array: np.ndarray, name: str, owner: str) -> None:
 
 def check_contexts(value: Any, n_features: int, owner: str, name: str = "contexts") -> np.ndarray:
     """Check a (K, d) matrix of per-action features with K >= 1 and return it as float64."""
-    array = _as_float_array(value, name, owner)
+    array = as_float_array(value, name, owner)
     if array.ndim != 2 or array.shape[1] != n_features:
         raise ValueError(f"{owner}: {name} must have shape (K, {n_features}), got {array.shape}")
     if array.shape[0] == 0:
@@ -67,7 +68,7 @@ def check_contexts(value: Any, n_features: int, owner: str, name: str = "context
 
 def check_design(value: Any, owner: str, name: str = "X") -> np.ndarray:
     """Check an (n, d) design matrix with n >= 1, d >= 1 and return it as float64."""
-    array = _as_float_array(value, name, owner)
+    array = as_float_array(value, name, owner)
     if array.ndim != 2 or array.shape[0] == 0 or array.shape[1] == 0:
         raise ValueError(f"{owner}: {name} must have shape (n, d) with n, d >= 1, got {array.shape}")
     _check_finite(array, name, owner)
@@ -76,7 +77,7 @@ def check_design(value: Any, owner: str, name: str = "X") -> np.ndarray:
 
 def check_vector(value: Any, size: int, owner: str, name: str) -> np.ndarray:
     """Check a finite vector of shape (size,) and return it as float64."""
-    array = _as_float_array(value, name, owner)
+    array = as_float_array(value, name, owner)
     if array.shape != (size,):
         raise ValueError(f"{owner}: {name} must have shape ({size},), got {array.shape}")
     _check_finite(array, name, owner)

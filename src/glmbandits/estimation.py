@@ -29,6 +29,7 @@ import numpy as np
 from scipy import linalg
 
 from ._validation import (
+    as_float_array,
     check_design,
     check_int,
     check_nonnegative,
@@ -82,11 +83,10 @@ class GLMFit:
 def check_rewards(y: Any, family: GLMFamily, owner: str, size: int | None = None,
                   name: str = "y") -> np.ndarray:
     """Check rewards: a finite vector in the family's reward domain."""
-    array = np.asarray(y, dtype=np.float64) if not isinstance(y, (str, bytes)) else None
-    if array is None or array.ndim != 1 or (size is not None and array.shape[0] != size):
+    array = as_float_array(y, name, owner)
+    if array.ndim != 1 or (size is not None and array.shape[0] != size):
         expected = f"({size},)" if size is not None else "(n,)"
-        got = array.shape if array is not None else type(y).__name__
-        raise ValueError(f"{owner}: {name} must have shape {expected}, got {got}")
+        raise ValueError(f"{owner}: {name} must have shape {expected}, got {array.shape}")
     array = check_vector(array, array.shape[0], owner, name)
     inside = family.in_domain(array)
     if not np.all(inside):
