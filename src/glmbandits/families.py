@@ -328,7 +328,7 @@ class PoissonFamily(GLMFamily):
         return (y >= 0.0) & np.isfinite(y)
 
     def sample(self, mean: ArrayLike, rng: np.random.Generator) -> np.ndarray:
-        return rng.poisson(_asarray(mean)).astype(np.float64)
+        return np.asarray(rng.poisson(_asarray(mean)), dtype=np.float64)
 
     def _lipschitz(self, radius: float) -> float:
         return math.exp(radius) if radius <= _EXP_CAP else math.inf
