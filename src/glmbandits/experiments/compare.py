@@ -16,7 +16,8 @@ from ..environments import SyntheticGLMEnv
 from ..policies.registry import ProblemSpec, make_policy, policy_names
 from ..simulation import simulate
 
-__all__ = ["RunRecord", "ComparisonResult", "compare_policies", "curve_grid"]
+__all__ = ["RunRecord", "ComparisonResult", "compare_policies", "curve_grid", "replicate_seeds",
+           "run_replicate"]
 
 
 def curve_grid(horizon: int, n_points: int = 200) -> np.ndarray:
@@ -97,16 +98,41 @@ class ComparisonResult:
         return runs_path, curves_path
 
 
+def replicate_seeds(seed: int, n_seeds: int) -> list[tuple[np.random.SeedSequence,
+                                                            np.random.SeedSequence]]:
+    """(environment, policy) seed sequences of replicates 0..n_seeds-1.
+
+    Replicate r uses the r-th child of ``SeedSequence(seed)``, split in two, so
+    its seeds do not depend on ``n_seeds`` and every policy run as replicate r
+    sees the same problem instance (common random numbers).
+
+    Examples
+    --------
+    >>> env_seed, policy_seed = replicate_seeds(0, 3)[2]
+    >>> env_seed.spawn_key, policy_seed.spawn_key
+    ((2, 0), (2, 1))
+    """
+    children = np.random.SeedSequence(seed).spawn(n_seeds)
+    return [tuple(child.spawn(2)) for child in children]  # type: ignore[misc]
+
+
+def run_replicate(policy: object, env: SyntheticGLMEnv, horizon: int,
+                  n_points: int = 200) -> tuple[float, float, np.ndarray, np.ndarray]:
+    """Simulate once; return (final regret, seconds, curve rounds, down-sampled R_t)."""
+    result = simulate(policy, env, horizon)
+    grid = curve_grid(horizon, n_points)
+    curve = result.cumulative_regret[grid - 1]
+    return float(curve[-1]), result.seconds, grid, curve
+
+
 def _run_one(task: tuple[str, ProblemSpec, int, np.random.SeedSequence,
                          np.random.SeedSequence]) -> RunRecord:
     name, problem, replicate, env_seed, policy_seed = task
     env = SyntheticGLMEnv(problem.n_features, problem.n_actions, problem.family,
                           problem.theta_norm, seed=env_seed)
     policy = make_policy(name, problem, seed=np.random.default_rng(policy_seed))
-    result = simulate(policy, env, problem.horizon)
-    grid = curve_grid(problem.horizon)
-    curve = result.cumulative_regret[grid - 1]
-    return RunRecord(name, replicate, float(curve[-1]), result.seconds, grid, curve)
+    final, seconds, grid, curve = run_replicate(policy, env, problem.horizon)
+    return RunRecord(name, replicate, final, seconds, grid, curve)
 
 
 def compare_policies(
@@ -130,8 +156,7 @@ def compare_policies(
                          f"got {list(policies)!r}")
     n_seeds = check_int(n_seeds, owner, "n_seeds", minimum=1)
     n_jobs = check_int(n_jobs, owner, "n_jobs", minimum=1)
-    children = np.random.SeedSequence(check_int(seed, owner, "seed", minimum=0)).spawn(n_seeds)
-    seeds = [child.spawn(2) for child in children]  # (environment, policy) per replicate
+    seeds = replicate_seeds(check_int(seed, owner, "seed", minimum=0), n_seeds)
     tasks = [(name, problem, r, *seeds[r]) for name in policies for r in range(n_seeds)]
     if n_jobs == 1:
         runs = [_run_one(task) for task in tasks]

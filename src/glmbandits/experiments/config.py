@@ -1,0 +1,340 @@
+"""Declarative experiment configs (TOML): environments × policies × parameter grids × seeds.
+
+A config is a TOML file (or the equivalent dict)::
+
+    name = "faury2022-fig1"      # required
+    horizon = 3000               # required, int > 0 (a list of ints is a grid axis)
+    seeds = 5                    # replicates per cell (default 5)
+    seed = 0                     # master seed (default 0)
+    [environment]                # keyword arguments of SyntheticGLMEnv
+    family = "logistic"
+    n_features = [2, 4]          # a LIST value is a grid axis; scalars are fixed
+    [[policies]]                 # one table per algorithm, by registry name
+    name = "ucb-glm"
+    [policies.params]            # optional keyword arguments of the policy
+    alpha = [0.5, 1.0]
+    [dask]                       # optional
+    scheduler = "tcp://127.0.0.1:8786"
+
+The cells are the product of the environment grid, the horizon grid and, for
+each policy, its own parameter grid. Every key is checked when the config is
+parsed: an unknown or missing key, an unknown policy or family, or a value the
+environment or the policy rejects raises :class:`ConfigError` naming the key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import itertools
+import json
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+
+from ..environments import SyntheticGLMEnv
+from ..families import FAMILY_NAMES
+from ..policies.registry import ProblemSpec, make_policy, policy_names
+
+__all__ = ["ConfigError", "Cell", "PolicySpec", "ExperimentConfig", "load_config",
+           "parse_config", "expand_grid"]
+
+_TOP_KEYS = ("name", "description", "horizon", "seeds", "seed", "environment", "policies", "dask")
+_POLICY_KEYS = ("name", "params", "label")
+_DASK_KEYS = ("scheduler", "retries")
+
+
+class ConfigError(ValueError):
+    """An experiment config is missing a key, has an unknown key or a bad value."""
+
+
+def _env_keywords() -> tuple[list[str], list[str]]:
+    """(all keyword names, required names) of SyntheticGLMEnv, without ``seed``."""
+    parameters = list(inspect.signature(SyntheticGLMEnv.__init__).parameters.values())[1:]
+    names = [p.name for p in parameters if p.name != "seed"]
+    required = [p.name for p in parameters if p.default is inspect.Parameter.empty]
+    return names, required
+
+
+def expand_grid(values: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """All combinations of the list-valued entries of ``values`` (scalars stay fixed).
+
+    Examples
+    --------
+    >>> expand_grid({"a": [1, 2], "b": "x"})
+    [{'a': 1, 'b': 'x'}, {'a': 2, 'b': 'x'}]
+    >>> expand_grid({})
+    [{}]
+    """
+    keys = list(values)
+    axes = [values[k] if isinstance(values[k], list) else [values[k]] for k in keys]
+    return [dict(zip(keys, combo)) for combo in itertools.product(*axes)]
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+
+
+@dataclass(frozen=True, eq=False)
+class Cell:
+    """One point of the sweep: an environment, a horizon, a policy and its parameters."""
+
+    environment: dict[str, Any]
+    horizon: int
+    policy: str
+    params: dict[str, Any] = field(default_factory=dict)
+    label: str | None = None
+
+    @property
+    def key(self) -> str:
+        """A stable identifier (canonical JSON) used by the store to resume runs."""
+        return _canonical({"environment": self.environment, "horizon": self.horizon,
+                           "policy": self.policy, "params": self.params})
+
+    @property
+    def seed_key(self) -> int:
+        """A stable 32-bit integer from :attr:`key`, for the cell's own seed stream."""
+        return int(hashlib.sha256(self.key.encode()).hexdigest()[:8], 16)
+
+    @property
+    def name(self) -> str:
+        """The policy label: ``ucb-glm(alpha=0.5)``, or the config's explicit label."""
+        if self.label:
+            return self.label
+        if not self.params:
+            return self.policy
+        inside = ", ".join(f"{k}={v}" for k, v in sorted(self.params.items()))
+        return f"{self.policy}({inside})"
+
+    @property
+    def problem(self) -> ProblemSpec:
+        """What a policy factory needs to know (:class:`ProblemSpec`)."""
+        env = self.environment
+        n_actions = env.get("n_actions", 20)
+        return ProblemSpec(int(env["n_features"]), int(n_actions),
+                           str(env.get("family", "logistic")), int(self.horizon),
+                           float(env.get("theta_norm", 3.0)))
+
+    def make_environment(self, seed: Any = None) -> SyntheticGLMEnv:
+        return SyntheticGLMEnv(**self.environment, seed=seed)
+
+    def make_policy(self, seed: Any = None) -> Any:
+        return make_policy(self.policy, self.problem, seed=seed, **self.params)
+
+
+@dataclass(frozen=True)
+class PolicySpec:
+    """One ``[[policies]]`` table: a registered name and its (grid of) parameters."""
+
+    name: str
+    params: dict[str, Any] = field(default_factory=dict)
+    label: str | None = None
+
+
+@dataclass(frozen=True)
+class ExperimentConfig:
+    """A parsed and validated experiment (see the module docstring for the schema)."""
+
+    name: str
+    horizon: tuple[int, ...]
+    environment: dict[str, Any]
+    policies: tuple[PolicySpec, ...]
+    seeds: int = 5
+    seed: int = 0
+    dask: dict[str, Any] | None = None
+    description: str = ""
+
+    def cells(self) -> list[Cell]:
+        """Environment grid × horizon grid × (each policy × its parameter grid)."""
+        cells = []
+        for env in expand_grid(self.environment):
+            for horizon in self.horizon:
+                for spec in self.policies:
+                    for params in expand_grid(spec.params):
+                        cells.append(Cell(env, horizon, spec.name, params, spec.label))
+        return cells
+
+    def with_seeds(self, seeds: int) -> "ExperimentConfig":
+        """The same experiment with another number of replicates (the ``--seeds`` flag)."""
+        return parse_config({**self.to_dict(), "seeds": seeds})
+
+    def to_dict(self) -> dict[str, Any]:
+        """The resolved config as plain data (what the store records)."""
+        data: dict[str, Any] = {
+            "name": self.name,
+            "horizon": self.horizon[0] if len(self.horizon) == 1 else list(self.horizon),
+            "seeds": self.seeds, "seed": self.seed,
+            "environment": dict(self.environment),
+            "policies": [{"name": p.name, "params": dict(p.params),
+                          **({"label": p.label} if p.label else {})} for p in self.policies],
+        }
+        if self.description:
+            data["description"] = self.description
+        if self.dask is not None:
+            data["dask"] = dict(self.dask)
+        return data
+
+
+def _fail(owner: str, key: str, message: str) -> ConfigError:
+    return ConfigError(f"{owner}: {key} {message}")
+
+
+def _check_unknown(table: Mapping[str, Any], allowed: tuple[str, ...], owner: str,
+                   where: str) -> None:
+    for key in table:
+        if key not in allowed:
+            raise _fail(owner, f"{where}{key}", f"is not a known key (expected one of "
+                                                f"{list(allowed)})")
+
+
+def _int_value(value: Any, owner: str, key: str, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise _fail(owner, key, f"must be an int >= {minimum}, got {value!r}")
+    if value < minimum:
+        raise _fail(owner, key, f"must be an int >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def _check_grid_values(table: Mapping[str, Any], owner: str, where: str) -> None:
+    for key, value in table.items():
+        if isinstance(value, list) and not value:
+            raise _fail(owner, f"{where}{key}", "is an empty list (a grid axis needs values)")
+        if isinstance(value, dict):
+            raise _fail(owner, f"{where}{key}", f"must be a scalar or a list, got a table")
+
+
+def parse_config(data: Mapping[str, Any], owner: str = "parse_config") -> ExperimentConfig:
+    """Validate a config mapping and return an :class:`ExperimentConfig`.
+
+    Every environment cell and every policy cell is built once (cheaply), so a
+    value that :class:`~glmbandits.SyntheticGLMEnv` or the policy rejects is
+    reported now, with the key, instead of in the middle of a sweep.
+
+    Examples
+    --------
+    >>> config = parse_config({"name": "demo", "horizon": 100,
+    ...                        "environment": {"n_features": [2, 3]},
+    ...                        "policies": [{"name": "ucb-glm", "params": {"alpha": [0.5, 1.0]}},
+    ...                                     {"name": "random"}]})
+    >>> [cell.name for cell in config.cells()][:3]
+    ['ucb-glm(alpha=0.5)', 'ucb-glm(alpha=1.0)', 'random']
+    >>> len(config.cells())
+    6
+    >>> parse_config({"name": "x", "horizon": -5, "environment": {"n_features": 2},
+    ...               "policies": [{"name": "random"}]})
+    Traceback (most recent call last):
+    ...
+    glmbandits.experiments.config.ConfigError: parse_config: horizon must be an int >= 1, got -5
+    """
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"{owner}: the config must be a table (dict), got {type(data).__name__}")
+    _check_unknown(data, _TOP_KEYS, owner, "")
+    for key in ("name", "horizon", "environment", "policies"):
+        if key not in data:
+            raise _fail(owner, key, "is missing (required)")
+    name = data["name"]
+    if not isinstance(name, str) or not name.strip():
+        raise _fail(owner, "name", f"must be a non-empty string, got {name!r}")
+    raw_horizon = data["horizon"]
+    if isinstance(raw_horizon, list):
+        if not raw_horizon:
+            raise _fail(owner, "horizon", "is an empty list (a grid axis needs values)")
+        horizon = tuple(_int_value(h, owner, "horizon", 1) for h in raw_horizon)
+    else:
+        horizon = (_int_value(raw_horizon, owner, "horizon", 1),)
+    seeds = _int_value(data.get("seeds", 5), owner, "seeds", 1)
+    seed = _int_value(data.get("seed", 0), owner, "seed", 0)
+    description = data.get("description", "")
+    if not isinstance(description, str):
+        raise _fail(owner, "description", f"must be a string, got {description!r}")
+
+    environment = data["environment"]
+    if not isinstance(environment, Mapping):
+        raise _fail(owner, "environment", f"must be a table, got {environment!r}")
+    names, required = _env_keywords()
+    _check_unknown(environment, tuple(names), owner, "environment.")
+    for key in required:
+        if key not in environment:
+            raise _fail(owner, f"environment.{key}", "is missing (required)")
+    _check_grid_values(environment, owner, "environment.")
+    environment = dict(environment)
+    families = environment.get("family", "logistic")
+    for family in families if isinstance(families, list) else [families]:
+        if family not in FAMILY_NAMES:
+            raise _fail(owner, "environment.family", f"must be one of {list(FAMILY_NAMES)}, "
+                                                     f"got {family!r}")
+    for env in expand_grid(environment):
+        try:
+            SyntheticGLMEnv(**env, seed=0)
+        except (TypeError, ValueError) as error:
+            raise ConfigError(f"{owner}: environment {env} is rejected: {error}") from None
+
+    policies = data["policies"]
+    if not isinstance(policies, list) or not policies:
+        raise _fail(owner, "policies", f"must be a non-empty array of tables, got {policies!r}")
+    specs = []
+    for i, table in enumerate(policies):
+        where = f"policies[{i}]"
+        if not isinstance(table, Mapping):
+            raise _fail(owner, where, f"must be a table, got {table!r}")
+        _check_unknown(table, _POLICY_KEYS, owner, f"{where}.")
+        if "name" not in table:
+            raise _fail(owner, f"{where}.name", "is missing (required)")
+        policy = table["name"]
+        if not isinstance(policy, str) or policy.lower() not in policy_names():
+            raise _fail(owner, f"{where}.name", f"must be one of {policy_names()}, "
+                                                f"got {policy!r}")
+        params = table.get("params", {})
+        if not isinstance(params, Mapping):
+            raise _fail(owner, f"{where}.params", f"must be a table, got {params!r}")
+        _check_grid_values(params, owner, f"{where}.params.")
+        label = table.get("label")
+        if label is not None and not isinstance(label, str):
+            raise _fail(owner, f"{where}.label", f"must be a string, got {label!r}")
+        specs.append(PolicySpec(policy.lower(), dict(params), label))
+
+    dask = data.get("dask")
+    if dask is not None:
+        if not isinstance(dask, Mapping):
+            raise _fail(owner, "dask", f"must be a table, got {dask!r}")
+        _check_unknown(dask, _DASK_KEYS, owner, "dask.")
+        if "scheduler" in dask and not isinstance(dask["scheduler"], str):
+            raise _fail(owner, "dask.scheduler", f"must be a string address, "
+                                                 f"got {dask['scheduler']!r}")
+        if "retries" in dask:
+            _int_value(dask["retries"], owner, "dask.retries", 0)
+        dask = dict(dask)
+
+    config = ExperimentConfig(name.strip(), horizon, environment, tuple(specs), seeds, seed,
+                              dask, description)
+    for cell in config.cells():  # every policy cell must build: catches bad params now
+        try:
+            cell.make_policy(seed=0)
+        except (TypeError, ValueError) as error:
+            index = next(i for i, s in enumerate(specs) if s.name == cell.policy)
+            raise ConfigError(f"{owner}: policies[{index}].params {cell.params} are rejected "
+                              f"by {cell.policy!r}: {error}") from None
+    return config
+
+
+def load_config(path: str | os.PathLike) -> ExperimentConfig:
+    """Read a TOML experiment config and validate it (:func:`parse_config`)."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
+    path = Path(path)
+    owner = f"load_config({str(path)!r})"
+    try:
+        with path.open("rb") as handle:
+            data = tomllib.load(handle)
+    except FileNotFoundError:
+        raise ConfigError(f"load_config: path must name an existing TOML file, got "
+                          f"{str(path)!r}") from None
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{owner}: not valid TOML: {error}") from None
+    return parse_config(data, owner)

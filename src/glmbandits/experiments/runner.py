@@ -1,0 +1,272 @@
+"""Run an experiment config: every (cell, replicate), locally or on a Dask cluster.
+
+Seeds. Replicate r of every cell uses the environment seed of replicate r of
+:func:`~glmbandits.experiments.compare.replicate_seeds` (so all cells with the
+same environment see the same problem instance: common random numbers), and a
+policy seed that is the r-th policy seed of that function spawned further with
+the cell's own stable key, so every (cell, replicate) has its own stream,
+independent of the order of cells in the config and of the number of seeds.
+
+Execution. ``backend="local"`` runs the tasks in ``n_jobs`` processes (all
+cores by default, in-process when ``n_jobs == 1``); a Dask scheduler address
+(``--scheduler`` or the config's ``[dask]`` table) sends them to a
+``distributed`` cluster. A task that raises is retried ``retries`` times and
+then stored as ``failed`` with its error; it is never dropped silently.
+Finished runs are written to the store as they arrive, and a second run of the
+same config skips the (cell, replicate) pairs already stored as ``ok``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import traceback
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator
+
+import numpy as np
+
+from .._validation import check_int
+from .compare import replicate_seeds, run_replicate
+from .config import Cell, ExperimentConfig
+from .store import ResultStore, StoredRun
+
+__all__ = ["RunTask", "ExperimentReport", "plan_tasks", "execute_task", "run_experiment",
+           "progress_enabled"]
+
+
+@dataclass(frozen=True, eq=False)
+class RunTask:
+    """One (cell, replicate) to simulate, with its seeds."""
+
+    experiment: str
+    cell: Cell
+    replicate: int
+    env_seed: np.random.SeedSequence
+    policy_seed: np.random.SeedSequence
+
+    def seed_record(self) -> dict[str, Any]:
+        """The seeds as plain data: master entropy and the two spawn keys."""
+        return {"entropy": int(self.env_seed.entropy), "environment": list(self.env_seed.spawn_key),
+                "policy": list(self.policy_seed.spawn_key)}
+
+
+@dataclass(frozen=True)
+class ExperimentReport:
+    """What :func:`run_experiment` did."""
+
+    config: ExperimentConfig
+    store: str
+    n_tasks: int
+    n_skipped: int
+    n_ok: int
+    failed: list[StoredRun]
+    seconds: float
+
+    def runs(self) -> list[StoredRun]:
+        """All stored runs of this experiment (re-read from the store)."""
+        with ResultStore(self.store) as store:
+            return store.runs(self.config.name)
+
+
+def plan_tasks(config: ExperimentConfig) -> list[RunTask]:
+    """Every (cell, replicate) of ``config`` with its seeds (see the module docstring).
+
+    Examples
+    --------
+    >>> from glmbandits.experiments.config import parse_config
+    >>> config = parse_config({"name": "demo", "horizon": 50, "seeds": 2,
+    ...     "environment": {"n_features": 2}, "policies": [{"name": "random"}]})
+    >>> [task.replicate for task in plan_tasks(config)]
+    [0, 1]
+    """
+    seeds = replicate_seeds(config.seed, config.seeds)
+    tasks = []
+    for cell in config.cells():
+        for r, (env_seed, policy_seed) in enumerate(seeds):
+            own = np.random.SeedSequence(policy_seed.entropy,
+                                         spawn_key=(*policy_seed.spawn_key, cell.seed_key))
+            tasks.append(RunTask(config.name, cell, r, env_seed, own))
+    return tasks
+
+
+def execute_task(task: RunTask) -> StoredRun:
+    """Simulate one task and return its (successful) stored row. Raises on failure."""
+    cell = task.cell
+    env = cell.make_environment(seed=task.env_seed)
+    policy = cell.make_policy(seed=np.random.default_rng(task.policy_seed))
+    final, seconds, rounds, curve = run_replicate(policy, env, cell.horizon)
+    return StoredRun(task.experiment, cell.key, task.replicate, cell.name, cell.policy,
+                     dict(cell.params), dict(cell.environment), cell.horizon,
+                     task.seed_record(), "ok", final, seconds, rounds, curve)
+
+
+def _failed(task: RunTask, error: BaseException, attempts: int) -> StoredRun:
+    cell = task.cell
+    text = "".join(traceback.format_exception_only(type(error), error)).strip()
+    return StoredRun(task.experiment, cell.key, task.replicate, cell.name, cell.policy,
+                     dict(cell.params), dict(cell.environment), cell.horizon,
+                     task.seed_record(), "failed", None, None, None, None, text, attempts)
+
+
+def progress_enabled() -> bool:
+    """A progress bar only on a terminal, and never when the ``CI`` variable is set."""
+    return sys.stderr.isatty() and not os.environ.get("CI")
+
+
+class _Progress:
+    """tqdm when it is installed and wanted; otherwise nothing."""
+
+    def __init__(self, total: int, enabled: bool, description: str) -> None:
+        self._bar = None
+        if enabled and total > 0:
+            try:
+                from tqdm import tqdm
+            except ImportError:
+                return
+            self._bar = tqdm(total=total, desc=description, unit="run", file=sys.stderr)
+
+    def update(self) -> None:
+        if self._bar is not None:
+            self._bar.update(1)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+
+
+Outcome = tuple[RunTask, "StoredRun | BaseException"]
+
+
+def _local_outcomes(tasks: list[RunTask], n_jobs: int, function: Callable[[RunTask], StoredRun],
+                    ) -> Iterator[Outcome]:
+    if n_jobs == 1:
+        for task in tasks:
+            try:
+                yield task, function(task)
+            except Exception as error:  # reported per task, never dropped
+                yield task, error
+        return
+    with ProcessPoolExecutor(max_workers=n_jobs) as pool:
+        pending: dict[Future, RunTask] = {pool.submit(function, task): task for task in tasks}
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                task = pending.pop(future)
+                try:
+                    yield task, future.result()
+                except Exception as error:  # includes a worker that died (BrokenProcessPool)
+                    yield task, error
+
+
+def _dask_outcomes(tasks: list[RunTask], scheduler: Any, retries: int,
+                   function: Callable[[RunTask], StoredRun]) -> Iterator[Outcome]:
+    try:
+        from distributed import Client, as_completed
+    except ImportError:  # pragma: no cover - depends on the optional extra
+        raise ImportError("run_experiment: a Dask scheduler needs the 'cluster' extra "
+                          "(pip install 'glmbandits[cluster]')") from None
+    own_client = not isinstance(scheduler, Client)
+    client = Client(scheduler) if own_client else scheduler
+    try:
+        futures = {client.submit(function, task, retries=retries, pure=False): task
+                   for task in tasks}
+        for future in as_completed(futures):
+            task = futures[future]
+            try:
+                yield task, future.result()
+            except Exception as error:  # the cluster already retried it
+                yield task, error
+    finally:
+        if own_client:
+            client.close()
+
+
+def run_experiment(
+    config: ExperimentConfig,
+    store: str | os.PathLike = "glmbandits-results.sqlite",
+    *,
+    scheduler: Any = None,
+    n_jobs: int | None = None,
+    retries: int = 1,
+    progress: bool | None = None,
+    task_function: Callable[[RunTask], StoredRun] = execute_task,
+) -> ExperimentReport:
+    """Run every unfinished (cell, replicate) of ``config`` and store the results.
+
+    Parameters
+    ----------
+    config : ExperimentConfig
+        From :func:`~glmbandits.experiments.config.load_config` or ``parse_config``.
+    store : path
+        SQLite results file (created if missing). Runs already stored as ``ok``
+        for this experiment are skipped (resume).
+    scheduler : str or distributed.Client, optional
+        A Dask scheduler address (``tcp://HOST:PORT``) or client; defaults to the
+        config's ``[dask] scheduler``. Without one, local processes are used.
+    n_jobs : int, optional
+        Local worker processes; default all cores (1 runs in this process).
+    retries : int, default 1
+        Extra attempts for a task that raises, before it is stored as ``failed``.
+        (The config's ``[dask] retries`` takes precedence on a cluster.)
+    progress : bool, optional
+        Show a tqdm bar; default :func:`progress_enabled`.
+    task_function : callable
+        What runs one task (:func:`execute_task`); replaceable for testing failures.
+
+    Returns
+    -------
+    ExperimentReport
+        Counts of tasks, skipped and successful runs, and the failed runs with
+        their errors.
+    """
+    owner = "run_experiment"
+    if not isinstance(config, ExperimentConfig):
+        raise TypeError(f"{owner}: config must be an ExperimentConfig, "
+                        f"got {type(config).__name__}")
+    retries = check_int(retries, owner, "retries", minimum=0)
+    if n_jobs is None:
+        n_jobs = os.cpu_count() or 1
+    n_jobs = check_int(n_jobs, owner, "n_jobs", minimum=1)
+    if scheduler is None and config.dask:
+        scheduler = config.dask.get("scheduler")
+        retries = int(config.dask.get("retries", retries))
+    start = time.perf_counter()
+    tasks = plan_tasks(config)
+    with ResultStore(store) as results:
+        results.save_experiment(config.name, config.to_dict())
+        done = results.finished(config.name)
+        todo = [task for task in tasks if (task.cell.key, task.replicate) not in done]
+        n_skipped = len(tasks) - len(todo)
+        bar = _Progress(len(todo), progress_enabled() if progress is None else progress,
+                        config.name)
+        failed: list[StoredRun] = []
+        n_ok = 0
+        attempts = 1
+        while todo:
+            if scheduler is not None:
+                outcomes = _dask_outcomes(todo, scheduler, retries, task_function)
+                final_attempt = True  # Dask retried already
+            else:
+                outcomes = _local_outcomes(todo, min(n_jobs, len(todo)), task_function)
+                final_attempt = attempts > retries
+            again = []
+            for task, outcome in outcomes:
+                if isinstance(outcome, StoredRun):
+                    results.add_run(StoredRun(**{**outcome.__dict__, "attempts": attempts}))
+                    n_ok += 1
+                    bar.update()
+                elif final_attempt:
+                    row = _failed(task, outcome, attempts if scheduler is None else retries + 1)
+                    results.add_run(row)
+                    failed.append(row)
+                    bar.update()
+                else:
+                    again.append(task)
+            todo = again
+            attempts += 1
+        bar.close()
+    return ExperimentReport(config, str(store), len(tasks), n_skipped, n_ok, failed,
+                            time.perf_counter() - start)

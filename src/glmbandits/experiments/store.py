@@ -1,0 +1,278 @@
+"""The embedded results store: one SQLite file (Python's standard library).
+
+Two tables. ``experiments`` holds each experiment's resolved config and the
+package versions that ran it. ``runs`` holds one row per (experiment, cell,
+replicate): the cell (environment, horizon, policy, parameters), the seeds,
+the status (``ok`` or ``failed`` with its error), the final regret, the wall
+time and the down-sampled cumulative-regret curve. Finished rows are what a
+resumed run skips.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import platform
+import sqlite3
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+__all__ = ["ResultStore", "StoredRun", "CellSummary", "summarise", "format_summary",
+           "package_versions", "DEFAULT_STORE", "SUMMARY_FORMATS"]
+
+#: Where ``glmbandits run CONFIG`` writes and ``glmbandits results`` reads by default.
+DEFAULT_STORE = "glmbandits-results.sqlite"
+SUMMARY_FORMATS = ("markdown", "csv", "json")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS experiments (
+    name TEXT PRIMARY KEY,
+    config TEXT NOT NULL,
+    versions TEXT NOT NULL,
+    created REAL NOT NULL,
+    updated REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS runs (
+    experiment TEXT NOT NULL,
+    cell_key TEXT NOT NULL,
+    replicate INTEGER NOT NULL,
+    label TEXT NOT NULL,
+    policy TEXT NOT NULL,
+    params TEXT NOT NULL,
+    environment TEXT NOT NULL,
+    horizon INTEGER NOT NULL,
+    seed TEXT NOT NULL,
+    status TEXT NOT NULL,
+    final_regret REAL,
+    seconds REAL,
+    rounds TEXT,
+    curve TEXT,
+    error TEXT,
+    attempts INTEGER NOT NULL,
+    finished REAL NOT NULL,
+    PRIMARY KEY (experiment, cell_key, replicate)
+);
+"""
+
+
+def package_versions() -> dict[str, str]:
+    """Versions of Python, glmbandits, numpy and scipy (recorded with every experiment)."""
+    import scipy
+
+    from .. import __version__
+
+    return {"python": platform.python_version(), "glmbandits": __version__,
+            "numpy": np.__version__, "scipy": scipy.__version__}
+
+
+@dataclass(frozen=True, eq=False)
+class StoredRun:
+    """One row of the ``runs`` table."""
+
+    experiment: str
+    cell_key: str
+    replicate: int
+    label: str
+    policy: str
+    params: dict[str, Any]
+    environment: dict[str, Any]
+    horizon: int
+    seed: dict[str, Any]
+    status: str
+    final_regret: float | None
+    seconds: float | None
+    rounds: np.ndarray | None
+    curve: np.ndarray | None
+    error: str | None = None
+    attempts: int = 1
+    finished: float = field(default_factory=time.time)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    @property
+    def seconds_per_round(self) -> float:
+        return float(self.seconds) / self.horizon if self.seconds is not None else float("nan")
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+class ResultStore:
+    """A SQLite results store (created on first use).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> store = ResultStore(":memory:")
+    >>> store.save_experiment("demo", {"name": "demo"})
+    >>> store.add_run(StoredRun("demo", "cell", 0, "random", "random", {}, {"n_features": 2},
+    ...                         10, {"entropy": 0}, "ok", 3.5, 0.01, np.array([1, 10]),
+    ...                         np.array([0.5, 3.5])))
+    >>> [run.final_regret for run in store.runs("demo")]
+    [3.5]
+    >>> store.finished("demo")
+    {('cell', 0)}
+    """
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        self.path = str(path)
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        self._connection = sqlite3.connect(self.path, timeout=30.0)
+        self._connection.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        self._connection.close()
+
+    def __enter__(self) -> "ResultStore":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- writing ------------------------------------------------------------------
+    def save_experiment(self, name: str, config: dict[str, Any],
+                        versions: dict[str, str] | None = None) -> None:
+        """Record (or update) an experiment's resolved config and package versions."""
+        now = time.time()
+        versions = package_versions() if versions is None else versions
+        with self._connection:
+            self._connection.execute(
+                "INSERT INTO experiments VALUES (?, ?, ?, ?, ?) ON CONFLICT(name) DO UPDATE "
+                "SET config = excluded.config, versions = excluded.versions, "
+                "updated = excluded.updated",
+                (name, _dumps(config), _dumps(versions), now, now))
+
+    def add_run(self, run: StoredRun) -> None:
+        """Insert one run, replacing an earlier row of the same cell and replicate."""
+        as_list = (lambda a: None if a is None else json.dumps(np.asarray(a).tolist()))
+        with self._connection:
+            self._connection.execute(
+                "INSERT OR REPLACE INTO runs VALUES "
+                "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (run.experiment, run.cell_key, run.replicate, run.label, run.policy,
+                 _dumps(run.params), _dumps(run.environment), run.horizon, _dumps(run.seed),
+                 run.status, run.final_regret, run.seconds, as_list(run.rounds),
+                 as_list(run.curve), run.error, run.attempts, run.finished))
+
+    # -- reading ------------------------------------------------------------------
+    def experiments(self) -> list[dict[str, Any]]:
+        """Every experiment: name, config, versions, created and updated times."""
+        rows = self._connection.execute(
+            "SELECT name, config, versions, created, updated FROM experiments ORDER BY created")
+        return [{"name": name, "config": json.loads(config), "versions": json.loads(versions),
+                 "created": created, "updated": updated}
+                for name, config, versions, created, updated in rows]
+
+    def finished(self, experiment: str) -> set[tuple[str, int]]:
+        """(cell key, replicate) of the successful runs of ``experiment``."""
+        rows = self._connection.execute(
+            "SELECT cell_key, replicate FROM runs WHERE experiment = ? AND status = 'ok'",
+            (experiment,))
+        return {(key, int(replicate)) for key, replicate in rows}
+
+    def runs(self, experiment: str | None = None, status: str | None = None) -> list[StoredRun]:
+        """The stored runs (of one experiment and/or status), in insertion order."""
+        query, args = "SELECT * FROM runs", []
+        clauses = []
+        if experiment is not None:
+            clauses.append("experiment = ?")
+            args.append(experiment)
+        if status is not None:
+            clauses.append("status = ?")
+            args.append(status)
+        if clauses:
+            query += " WHERE " + " AND ".join(clauses)
+        query += " ORDER BY rowid"
+        out = []
+        for row in self._connection.execute(query, args):
+            (experiment_, key, replicate, label, policy, params, environment, horizon, seed,
+             status_, final, seconds, rounds, curve, error, attempts, finished) = row
+            out.append(StoredRun(
+                experiment_, key, int(replicate), label, policy, json.loads(params),
+                json.loads(environment), int(horizon), json.loads(seed), status_, final, seconds,
+                None if rounds is None else np.asarray(json.loads(rounds), dtype=np.int64),
+                None if curve is None else np.asarray(json.loads(curve), dtype=np.float64),
+                error, int(attempts), finished))
+        return out
+
+
+@dataclass(frozen=True)
+class CellSummary:
+    """Mean ± sd of the final regret of one cell, and its time per round."""
+
+    experiment: str
+    label: str
+    environment: str
+    horizon: int
+    n_ok: int
+    n_failed: int
+    regret_mean: float
+    regret_sd: float
+    ms_per_round: float
+
+
+def _environment_text(environment: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in sorted(environment.items()))
+
+
+def summarise(runs: Sequence[StoredRun]) -> list[CellSummary]:
+    """One :class:`CellSummary` per (experiment, cell), in first-seen order."""
+    groups: dict[tuple[str, str], list[StoredRun]] = {}
+    for run in runs:
+        groups.setdefault((run.experiment, run.cell_key), []).append(run)
+    rows = []
+    for (experiment, _), members in groups.items():
+        ok = [run for run in members if run.ok]
+        final = np.array([run.final_regret for run in ok], dtype=float)
+        first = members[0]
+        rows.append(CellSummary(
+            experiment, first.label, _environment_text(first.environment), first.horizon,
+            len(ok), len(members) - len(ok),
+            float(final.mean()) if len(ok) else float("nan"),
+            float(final.std(ddof=1)) if len(ok) > 1 else 0.0 if len(ok) else float("nan"),
+            float(np.median([r.seconds_per_round for r in ok])) * 1e3 if ok else float("nan")))
+    return rows
+
+
+def format_summary(rows: Iterable[CellSummary], fmt: str = "markdown") -> str:
+    """The summary as a Markdown table, CSV or JSON.
+
+    Examples
+    --------
+    >>> row = CellSummary("demo", "random", "n_features=2", 10, 2, 0, 3.0, 0.5, 0.1)
+    >>> print(format_summary([row]))
+    | experiment | policy | environment | T | regret (mean ± sd) | runs ok | failed | ms/round |
+    |---|---|---|---:|---:|---:|---:|---:|
+    | demo | random | n_features=2 | 10 | 3.00 ± 0.50 | 2 | 0 | 0.100 |
+    """
+    rows = list(rows)
+    if fmt == "json":
+        return json.dumps([asdict(row) for row in rows], indent=2)
+    if fmt == "csv":
+        buffer = io.StringIO()
+        names = list(CellSummary.__dataclass_fields__)
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow(names)
+        for row in rows:
+            writer.writerow([getattr(row, name) for name in names])
+        return buffer.getvalue().rstrip("\n")
+    if fmt != "markdown":
+        raise ValueError(f"format_summary: fmt must be one of {list(SUMMARY_FORMATS)}, "
+                         f"got {fmt!r}")
+    lines = ["| experiment | policy | environment | T | regret (mean ± sd) | runs ok | failed "
+             "| ms/round |", "|---|---|---|---:|---:|---:|---:|---:|"]
+    for row in rows:
+        lines.append(f"| {row.experiment} | {row.label} | {row.environment} | {row.horizon} "
+                     f"| {row.regret_mean:.2f} ± {row.regret_sd:.2f} | {row.n_ok} "
+                     f"| {row.n_failed} | {row.ms_per_round:.3f} |")
+    return "\n".join(lines)
