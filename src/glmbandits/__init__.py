@@ -12,6 +12,8 @@ from .estimation import GLMFit, fit_glm
 from .exceptions import ConvergenceWarning, GLMBanditsWarning
 from .families import GLMFamily, LinearFamily, LogisticFamily, PoissonFamily, ProbitFamily
 from .policies import LinUCB, Policy, RandomPolicy, SupCBGLM, UCBGLM
+from .policies import (GLMTSL, GLMUCB, GLOC, ECOLog, EpsilonGreedy, LaplaceTS,
+                       RSGLinCB)
 from .simulation import SimulationResult, simulate
 
 __version__ = "0.1.0"
@@ -31,6 +33,13 @@ __all__ = [
     "SupCBGLM",
     "LinUCB",
     "RandomPolicy",
+    "GLMUCB",
+    "GLMTSL",
+    "LaplaceTS",
+    "GLOC",
+    "ECOLog",
+    "RSGLinCB",
+    "EpsilonGreedy",
     "SyntheticGLMEnv",
     "simulate",
     "SimulationResult",

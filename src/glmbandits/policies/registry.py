@@ -12,8 +12,15 @@ from typing import Any, Callable
 
 from .._validation import SeedLike
 from .base import Policy
+from .ecolog import ECOLog
+from .epsilon_greedy import EpsilonGreedy
+from .glm_tsl import GLMTSL
+from .glm_ucb import GLMUCB
+from .gloc import GLOC
+from .laplace_ts import LaplaceTS
 from .linucb import LinUCB
 from .random_policy import RandomPolicy
+from .rs_glincb import RSGLinCB
 from .supcb_glm import SupCBGLM
 from .ucb_glm import UCBGLM
 
@@ -57,3 +64,16 @@ register_policy("supcb-glm", lambda p, seed, **kw: SupCBGLM(p.n_features, p.fami
                                                             seed=seed, **kw))
 register_policy("linucb", lambda p, seed, **kw: LinUCB(p.n_features, seed=seed, **kw))
 register_policy("random", lambda p, seed, **kw: RandomPolicy(p.n_features, seed=seed, **kw))
+register_policy("glm-ucb", lambda p, seed, **kw: GLMUCB(
+    p.n_features, p.family, **{"radius": p.theta_norm, **kw}, seed=seed))
+register_policy("glm-tsl", lambda p, seed, **kw: GLMTSL(p.n_features, p.family, seed=seed, **kw))
+register_policy("laplace-ts", lambda p, seed, **kw: LaplaceTS(p.n_features, p.family, seed=seed,
+                                                              **kw))
+register_policy("gloc", lambda p, seed, **kw: GLOC(
+    p.n_features, p.family, **{"radius": p.theta_norm, **kw}, seed=seed))
+register_policy("ecolog", lambda p, seed, **kw: ECOLog(
+    p.n_features, p.family, **{"radius": p.theta_norm, **kw}, seed=seed))
+register_policy("rs-glincb", lambda p, seed, **kw: RSGLinCB(
+    p.n_features, p.family, **{"horizon": p.horizon, "radius": p.theta_norm, **kw}, seed=seed))
+register_policy("epsilon-greedy", lambda p, seed, **kw: EpsilonGreedy(p.n_features, p.family,
+                                                                      seed=seed, **kw))
