@@ -144,7 +144,25 @@ def _asarray(z: ArrayLike) -> np.ndarray:
     return np.asarray(z, dtype=np.float64)
 
 
-class LogisticFamily(GLMFamily):
+class _BernoulliFamily(GLMFamily):
+    """Rewards in [0, 1] (0/1 draws in simulation), shared by logistic and probit."""
+
+    reward_domain = "[0, 1]"
+
+    def in_domain(self, y: ArrayLike) -> np.ndarray:
+        y = _asarray(y)
+        return (y >= 0.0) & (y <= 1.0)
+
+    def sample(self, mean: ArrayLike, rng: np.random.Generator) -> np.ndarray:
+        mean = _asarray(mean)
+        return (rng.random(mean.shape) < mean).astype(np.float64)
+
+    def sub_gaussian_sigma(self) -> float:
+        """1/2: a reward in [0, 1] minus its mean is 1/2-sub-Gaussian (Hoeffding's lemma)."""
+        return 0.5
+
+
+class LogisticFamily(_BernoulliFamily):
     """Bernoulli rewards with the logistic link μ(z) = 1 / (1 + e^{-z}) (canonical).
 
     Rewards must lie in [0, 1] (0/1 clicks, or fractions as a quasi-likelihood).
@@ -153,7 +171,6 @@ class LogisticFamily(GLMFamily):
 
     name = "logistic"
     canonical = True
-    reward_domain = "[0, 1]"
     saturation = 36.0
 
     def mean(self, z: ArrayLike) -> np.ndarray:
@@ -171,13 +188,6 @@ class LogisticFamily(GLMFamily):
     def antiderivative(self, z: ArrayLike) -> np.ndarray:
         return np.logaddexp(0.0, _asarray(z))
 
-    def in_domain(self, y: ArrayLike) -> np.ndarray:
-        y = _asarray(y)
-        return (y >= 0.0) & (y <= 1.0)
-
-    def sample(self, mean: ArrayLike, rng: np.random.Generator) -> np.ndarray:
-        mean = _asarray(mean)
-        return (rng.random(mean.shape) < mean).astype(np.float64)
 
     def _lipschitz(self, radius: float) -> float:
         return 0.25
@@ -189,12 +199,9 @@ class LogisticFamily(GLMFamily):
     def _kappa(self, radius: float) -> float:
         return float(self.dmean(radius))
 
-    def sub_gaussian_sigma(self) -> float:
-        """1/2: a reward in [0, 1] minus its mean is 1/2-sub-Gaussian (Hoeffding's lemma)."""
-        return 0.5
 
 
-class ProbitFamily(GLMFamily):
+class ProbitFamily(_BernoulliFamily):
     """Bernoulli rewards with the probit link μ(z) = Φ(z) (standard normal CDF).
 
     Probit is *not* canonical: the paper's equation ``Σ (Y_i - Φ(X_i'θ)) X_i = 0``
@@ -208,7 +215,6 @@ class ProbitFamily(GLMFamily):
 
     name = "probit"
     canonical = False
-    reward_domain = "[0, 1]"
     saturation = 8.5
 
     def mean(self, z: ArrayLike) -> np.ndarray:
@@ -226,13 +232,6 @@ class ProbitFamily(GLMFamily):
         z = _asarray(z)
         return z * special.ndtr(z) + self.dmean(z)
 
-    def in_domain(self, y: ArrayLike) -> np.ndarray:
-        y = _asarray(y)
-        return (y >= 0.0) & (y <= 1.0)
-
-    def sample(self, mean: ArrayLike, rng: np.random.Generator) -> np.ndarray:
-        mean = _asarray(mean)
-        return (rng.random(mean.shape) < mean).astype(np.float64)
 
     def _lipschitz(self, radius: float) -> float:
         return 1.0 / _SQRT_2PI
@@ -244,9 +243,6 @@ class ProbitFamily(GLMFamily):
     def _kappa(self, radius: float) -> float:
         return float(self.dmean(radius))
 
-    def sub_gaussian_sigma(self) -> float:
-        """1/2: a reward in [0, 1] minus its mean is 1/2-sub-Gaussian (Hoeffding's lemma)."""
-        return 0.5
 
 
 @dataclass(eq=False)
