@@ -54,6 +54,9 @@ class SyntheticGLMEnv:
     contexts : {"ball", "sphere", "gaussian"}, default "ball"
         Uniform in the unit ball, uniform on the unit sphere, or N(0, I/d)
         rescaled into the unit ball when its norm exceeds 1.
+    redraw_contexts : bool, default True
+        Draw fresh contexts every round; ``False`` keeps the arm set drawn at
+        ``reset`` for the whole run (a fixed arm set, as in Faury et al. 2022).
     seed : int, Generator, SeedSequence or None
         Seeds θ* (if drawn), contexts and rewards.
 
@@ -85,6 +88,7 @@ class SyntheticGLMEnv:
         *,
         theta: Any = None,
         contexts: str = "ball",
+        redraw_contexts: bool = True,
         seed: SeedLike = None,
     ) -> None:
         owner = type(self).__name__
@@ -106,6 +110,10 @@ class SyntheticGLMEnv:
             raise ValueError(f"{owner}: contexts must be one of {list(CONTEXT_DISTRIBUTIONS)}, "
                              f"got {contexts!r}")
         self.context_distribution = contexts
+        if not isinstance(redraw_contexts, (bool, np.bool_)):
+            raise TypeError(f"{owner}: redraw_contexts must be a bool, "
+                            f"got {type(redraw_contexts).__name__}")
+        self.redraw_contexts = bool(redraw_contexts)
         self.rng_ = as_generator(seed, owner)
         self.theta_star = self._draw_theta()
         self.t = 0
@@ -145,7 +153,8 @@ class SyntheticGLMEnv:
             "regret": optimal - expected,
         }
         self.t += 1
-        self._new_round()
+        if self.redraw_contexts:
+            self._new_round()
         return self.contexts, reward, info
 
     # -- internals ------------------------------------------------------------------
