@@ -30,6 +30,10 @@ class SimulationResult:
         Probability with which the policy chose each action.
     seconds : float
         Wall time spent inside ``policy.select`` and ``policy.update``.
+    contexts : tuple of ndarray of shape (K_t, d), or None
+        Each round's contexts, when ``simulate(..., record_contexts=True)``;
+        turn the run into an offline log with
+        :meth:`glmbandits.evaluation.LoggedBanditData.from_simulation`.
     """
 
     regret: np.ndarray
@@ -39,6 +43,7 @@ class SimulationResult:
     propensities: np.ndarray
     seconds: float
     info: dict[str, Any] = field(default_factory=dict)
+    contexts: tuple[np.ndarray, ...] | None = None
 
     @property
     def cumulative_regret(self) -> np.ndarray:
@@ -54,12 +59,15 @@ class SimulationResult:
         return self.horizon / self.seconds if self.seconds > 0 else float("inf")
 
 
-def simulate(policy: Any, env: Any, horizon: int, seed: SeedLike = None) -> SimulationResult:
+def simulate(policy: Any, env: Any, horizon: int, seed: SeedLike = None, *,
+             record_contexts: bool = False) -> SimulationResult:
     """Play ``policy`` on ``env`` for ``horizon`` rounds.
 
     ``env.reset(seed)`` starts the run (a seed fixes the problem instance and its
     randomness); then each round ``policy.select(contexts)``, ``env.step(action)``
-    and ``policy.update(contexts[action], reward)``.
+    and ``policy.update(contexts[action], reward)``. With ``record_contexts=True``
+    every round's (K_t, d) contexts are kept in ``result.contexts`` (with the
+    propensities already recorded, the run is then a log for off-policy evaluation).
 
     Examples
     --------
@@ -75,6 +83,7 @@ def simulate(policy: Any, env: Any, horizon: int, seed: SeedLike = None) -> Simu
     rewards = np.empty(horizon)
     expected = np.empty(horizon)
     propensities = np.empty(horizon)
+    recorded: list[np.ndarray] | None = [] if record_contexts else None
     contexts = env.reset(seed=seed)
     clock = time.perf_counter
     seconds = 0.0
@@ -83,6 +92,8 @@ def simulate(policy: Any, env: Any, horizon: int, seed: SeedLike = None) -> Simu
         action = policy.select(contexts)
         seconds += clock() - start
         chosen = contexts[action]
+        if recorded is not None:
+            recorded.append(np.array(contexts, dtype=np.float64))
         next_contexts, reward, info = env.step(action)
         start = clock()
         policy.update(chosen, reward)
@@ -93,4 +104,5 @@ def simulate(policy: Any, env: Any, horizon: int, seed: SeedLike = None) -> Simu
         expected[t] = info["expected_reward"]
         propensities[t] = policy.last_propensity_ if policy.last_propensity_ is not None else np.nan
         contexts = next_contexts
-    return SimulationResult(regret, actions, rewards, expected, propensities, seconds)
+    return SimulationResult(regret, actions, rewards, expected, propensities, seconds,
+                            contexts=None if recorded is None else tuple(recorded))

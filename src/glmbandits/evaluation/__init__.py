@@ -1,0 +1,42 @@
+"""Offline (off-policy) evaluation on logged bandit data.
+
+* :class:`LoggedBanditData` — a checked log (contexts per round with K_t
+  actions, logged actions, rewards, propensities).
+* :func:`replay` — Li, Chu, Langford & Wang (2011) for uniformly logged data.
+* :func:`ips`, :func:`snips`, :func:`doubly_robust` — for any logging policy
+  with known propensities; DR's reward model is fitted by :func:`glmbandits.fit_glm`.
+* :func:`collect_log`, :func:`fit_on_log`, :func:`true_value` — make logs,
+  train a policy on one, and the exact value on a full-information log.
+"""
+
+from .collect import collect_log, softmax_logging
+from .estimators import (
+    cross_fitted_reward_model,
+    doubly_robust,
+    fit_on_log,
+    ips,
+    snips,
+    target_actions,
+    true_value,
+)
+from .intervals import OffPolicyEstimate
+from .logs import FactoredContexts, LoggedBanditData, PaddedContexts
+from .replay import OffPolicyWarning, replay
+
+__all__ = [
+    "LoggedBanditData",
+    "PaddedContexts",
+    "FactoredContexts",
+    "OffPolicyEstimate",
+    "OffPolicyWarning",
+    "replay",
+    "ips",
+    "snips",
+    "doubly_robust",
+    "target_actions",
+    "cross_fitted_reward_model",
+    "fit_on_log",
+    "true_value",
+    "collect_log",
+    "softmax_logging",
+]
