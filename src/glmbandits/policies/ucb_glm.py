@@ -10,6 +10,7 @@ from .._validation import SeedLike, check_int, check_nonnegative, check_positive
 from ..theory import ucb_glm_alpha
 from .base import ActionScores, Policy, tied_scores, ucb_scores
 from ._estimators import GLMEstimate
+from ._refit_schedule import RarelySwitchingSnapshot, check_refit
 
 __all__ = ["UCBGLM"]
 
@@ -26,8 +27,16 @@ class UCBGLM(Policy):
        ``V_t = l2·I + Σ_{i<t} X_i X_i'`` kept by rank-one updates (ties uniform);
     3. after the reward, ``V_{t+1} = V_t + X_t X_t'``.
 
-    Per-round cost: O(n_t d²) for the refit over the n_t samples so far (one or
-    two Newton steps), plus O(K d²) to score K actions.
+    Per-round cost: O(n_t d) for the refit over the n_t samples so far (a cached
+    gradient plus one or two quasi-Newton passes, see
+    :mod:`glmbandits._fast_refit`), plus O(K d²) to score K actions.
+
+    With ``refit="lazy"`` the policy scores with a snapshot ``(θ̂_τ, V_τ⁻¹)``
+    and refits only when ``det V`` has grown by ``refit_growth`` since the
+    snapshot (rarely-switching OFUL, Abbasi-Yadkori et al. 2011, Section 5; see
+    :mod:`glmbandits.policies._refit_schedule`): O(d log T) refits in all, so a
+    round costs O(K d² + d²) amortised, independent of t, and the regret bound
+    grows by at most √refit_growth.
 
     Parameters
     ----------
@@ -47,11 +56,18 @@ class UCBGLM(Policy):
         used and counted in ``n_failed_fits_``).
     seed : int, Generator, SeedSequence or None
         Randomness of the initial rounds and of tie-breaking.
+    refit : {"every_round", "lazy"}, default "every_round"
+        Refit the MLE before every decision (the paper's Algorithm 1) or only
+        when det V has grown by ``refit_growth`` (rarely switching).
+    refit_growth : float, default 2.0
+        The det V growth factor (> 1) that triggers a lazy refit.
 
     Attributes
     ----------
     theta_ : ndarray of shape (d,)
-        Current estimate θ̂.
+        Current estimate θ̂ (in lazy mode, of the last refit).
+    snapshot_ : RarelySwitchingSnapshot or None
+        In lazy mode, the ``(θ̂_τ, V_τ⁻¹)`` the scores use, and ``n_refits_``.
     V_inv_ : ndarray of shape (d, d)
         Current ``V⁻¹`` (None while l2 == 0 and V has not been formed yet).
     last_scores_ : ActionScores
@@ -82,18 +98,24 @@ class UCBGLM(Policy):
         tau: int | None = None,
         l2: float = 1.0,
         seed: SeedLike = None,
+        *,
+        refit: str = "every_round",
+        refit_growth: float = 2.0,
     ) -> None:
         super().__init__(n_features, family, seed)
         owner = type(self).__name__
         self.alpha = check_positive(alpha, owner, "alpha")
         self.tau = 2 * self.n_features if tau is None else check_int(tau, owner, "tau", minimum=0)
         self.l2 = check_nonnegative(l2, owner, "l2")
+        self.refit, self.refit_growth = check_refit(refit, refit_growth, owner)
         self.estimate_ = GLMEstimate(self.n_features, self.family, self.l2)
+        self.snapshot_ = RarelySwitchingSnapshot(self.refit_growth) if refit == "lazy" else None
 
     @classmethod
     def from_theory(cls, n_features: int, horizon: int, family: Any = "logistic", *,
                     theta_norm: float, delta: float = 0.05, sigma: float | None = None,
-                    tau: int | None = None, l2: float = 1.0, seed: SeedLike = None) -> "UCBGLM":
+                    tau: int | None = None, l2: float = 1.0, seed: SeedLike = None,
+                    refit: str = "every_round", refit_growth: float = 2.0) -> "UCBGLM":
         """UCB-GLM with Theorem 2's α = (σ/κ)√(d/2·log(1 + 2T/d) + log(1/δ)).
 
         κ is the family's :meth:`~glmbandits.families.GLMFamily.kappa` at radius
@@ -101,7 +123,8 @@ class UCBGLM(Policy):
         family's sub-Gaussian constant. Theorem 2's τ involves an unspecified
         universal constant, so ``tau`` keeps the practical default unless given.
         """
-        policy = cls(n_features, family, 1.0, tau, l2, seed)
+        policy = cls(n_features, family, 1.0, tau, l2, seed, refit=refit,
+                     refit_growth=refit_growth)
         family_ = policy.family
         kappa = family_.kappa(check_nonnegative(theta_norm, f"{cls.__name__}.from_theory",
                                                 "theta_norm") + 1.0)
@@ -122,16 +145,20 @@ class UCBGLM(Policy):
         return self.estimate_.n_failed_fits_
 
     def _choose(self, X: np.ndarray) -> tuple[int, ActionScores, float]:
-        if self.estimate_.n < self.tau:
+        estimate = self.estimate_
+        if estimate.n < self.tau:
             return self._choose_max(tied_scores(X.shape[0]))
-        return self._choose_max(ucb_scores(X, self.estimate_.theta, self.estimate_.V_inv,
-                                           self.alpha))
+        if self.snapshot_ is not None:
+            theta, V_inv = self.snapshot_.current(estimate)
+        else:
+            theta, V_inv = estimate.theta, estimate.V_inv
+        return self._choose_max(ucb_scores(X, theta, V_inv, self.alpha))
 
     def _learn(self, x: np.ndarray, reward: float) -> None:
         self.estimate_.add(x, reward)
 
     def __repr__(self) -> str:
         return (f"UCBGLM(n_features={self.n_features}, family={self.family.name!r}, "
-                f"alpha={self.alpha:g}, tau={self.tau}, l2={self.l2:g})")
+                f"alpha={self.alpha:g}, tau={self.tau}, l2={self.l2:g}, refit={self.refit!r})")
 
 
