@@ -50,7 +50,7 @@ def as_float_array(value: Any, name: str, owner: str) -> np.ndarray:
 
 
 def _check_finite(array: np.ndarray, name: str, owner: str) -> None:
-    if not np.all(np.isfinite(array)):
+    if not np.isfinite(array).all():  # the method: much cheaper than np.all per round
         bad = int(np.size(array) - np.count_nonzero(np.isfinite(array)))
         raise ValueError(f"{owner}: {name} must be finite, got {bad} NaN or inf value(s)")
 

@@ -22,6 +22,7 @@ Inputs are checked before any state changes: a rejected call raises
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any
@@ -82,7 +83,7 @@ def argmax_random_tie(values: np.ndarray, rng: np.random.Generator) -> tuple[int
     The generator is drawn from only when there is a tie, so a run without ties
     consumes no randomness here.
     """
-    best = np.flatnonzero(values == values.max())
+    best = (values == values.max()).nonzero()[0]  # = np.flatnonzero, without its overhead
     if best.shape[0] == 1:
         return int(best[0]), 1
     return int(best[rng.integers(best.shape[0])]), int(best.shape[0])
@@ -174,6 +175,9 @@ class Policy(ABC):
 
     # -- helpers -----------------------------------------------------------
     def _check_reward(self, reward: Any, owner: str) -> float:
+        if type(reward) is float and math.isfinite(reward) and (
+                self.family is None or self.family.in_domain(reward)):
+            return reward  # fast path for a valid Python float; anything else: full checks
         if isinstance(reward, (bool, np.bool_)):
             reward = float(reward)
         if np.ndim(reward) != 0:

@@ -11,6 +11,7 @@ from .._validation import SeedLike, check_int, check_nonnegative, check_positive
 from ..theory import supcb_glm_alpha, supcb_glm_tau
 from .base import ActionScores, Policy, argmax_random_tie, tied_scores, ucb_scores
 from ._estimators import GLMEstimate
+from ._refit_schedule import RarelySwitchingSnapshot, check_refit
 
 __all__ = ["SupCBGLM"]
 
@@ -63,6 +64,14 @@ class SupCBGLM(Policy):
         Ridge λ >= 0 in every stage's estimating equation and V_s (0 = the paper).
     seed : int, Generator, SeedSequence or None
         Randomness of the initial rounds and of tie-breaking.
+    refit : {"every_round", "lazy"}, default "every_round"
+        Refit a stage's MLE whenever its Ψ_s grew (the paper) or, lazily, only
+        when that stage's det V_s has grown by ``refit_growth`` since its last
+        refit; between refits the stage scores with its snapshot
+        ``(θ̂^{(s)}_τ, V_{s,τ}⁻¹)`` (rarely switching, see
+        :mod:`glmbandits.policies._refit_schedule`).
+    refit_growth : float, default 2.0
+        The det V_s growth factor (> 1) that triggers a lazy refit.
 
     Attributes
     ----------
@@ -107,6 +116,9 @@ class SupCBGLM(Policy):
         tau: int | None = None,
         l2: float = 1.0,
         seed: SeedLike = None,
+        *,
+        refit: str = "every_round",
+        refit_growth: float = 2.0,
     ) -> None:
         super().__init__(n_features, family, seed)
         owner = type(self).__name__
@@ -114,7 +126,11 @@ class SupCBGLM(Policy):
         self.alpha = check_positive(alpha, owner, "alpha")
         self.tau = 2 * self.n_features if tau is None else check_int(tau, owner, "tau", minimum=0)
         self.l2 = check_nonnegative(l2, owner, "l2")
+        self.refit, self.refit_growth = check_refit(refit, refit_growth, owner)
         self.n_stages = int(math.floor(math.log2(self.horizon)))
+        self.snapshots_: list[RarelySwitchingSnapshot | None] = [
+            RarelySwitchingSnapshot(self.refit_growth) if self.refit == "lazy" else None
+            for _ in range(self.n_stages + 1)]
         self.initial_estimate_ = GLMEstimate(self.n_features, self.family, self.l2)
         self.stage_estimates_: list[GLMEstimate | None] = [None] * (self.n_stages + 1)
         self.psi_: list[list[int]] = [[] for _ in range(self.n_stages + 1)]
@@ -126,14 +142,15 @@ class SupCBGLM(Policy):
     @classmethod
     def from_theory(cls, n_features: int, horizon: int, n_actions: int, family: Any = "logistic",
                     *, theta_norm: float, delta: float = 0.05, sigma: float | None = None,
-                    l2: float = 1.0, seed: SeedLike = None) -> "SupCBGLM":
+                    l2: float = 1.0, seed: SeedLike = None, refit: str = "every_round",
+                    refit_growth: float = 2.0) -> "SupCBGLM":
         """SupCB-GLM with Theorem 3's τ = √(dT) and α = (3σ/κ)√(2 log(TK/δ)).
 
         κ is the family's κ at radius ``theta_norm + 1``; σ defaults to the family's
         sub-Gaussian constant.
         """
         policy = cls(n_features, family, horizon, 1.0, supcb_glm_tau(n_features, horizon),
-                     l2, seed)
+                     l2, seed, refit=refit, refit_growth=refit_growth)
         family_ = policy.family
         kappa = family_.kappa(check_nonnegative(theta_norm, f"{cls.__name__}.from_theory",
                                                 "theta_norm") + 1.0)
@@ -159,7 +176,12 @@ class SupCBGLM(Policy):
         stage = 1
         while True:
             estimate = self._stage_estimate(stage)
-            scores = ucb_scores(X, estimate.theta, estimate.V_inv, self.alpha)
+            snapshot = self.snapshots_[stage]
+            if snapshot is not None:
+                theta, V_inv = snapshot.current(estimate)
+            else:
+                theta, V_inv = estimate.theta, estimate.V_inv
+            scores = ucb_scores(X, theta, V_inv, self.alpha)
             threshold = 2.0 ** (-stage)
             widths = np.where(candidates, scores.width, -np.inf)
             if np.any(widths > threshold):  # step 2b: explore at stage s
@@ -201,4 +223,5 @@ class SupCBGLM(Policy):
 
     def __repr__(self) -> str:
         return (f"SupCBGLM(n_features={self.n_features}, family={self.family.name!r}, "
-                f"horizon={self.horizon}, alpha={self.alpha:g}, tau={self.tau}, l2={self.l2:g})")
+                f"horizon={self.horizon}, alpha={self.alpha:g}, tau={self.tau}, l2={self.l2:g}, "
+                f"refit={self.refit!r})")
