@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 from typing import Callable, Sequence
 
+from ._cli_replay import add_replay_arguments, run_replay
+
 __all__ = ["main", "build_parser", "SUBCOMMANDS"]
 
 DEFAULT_ALGORITHMS = "ucb-glm,supcb-glm,linucb,random"
@@ -235,6 +237,8 @@ SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None],
     "reproduce": ("check the paper's Theorems 1-2, the regret scaling and Section 5.1's "
                   "condition empirically; writes a Markdown report with figures",
                   _add_reproduce_arguments, _reproduce),
+    "replay": ("evaluate policies offline on a logged dataset (replay, IPS, SNIPS, DR) and "
+               "print value ± CI per policy", add_replay_arguments, run_replay),
 }
 
 

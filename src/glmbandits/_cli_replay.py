@@ -1,0 +1,75 @@
+"""``glmbandits replay``: evaluate policies offline on a logged dataset (thin wrapper)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+__all__ = ["add_replay_arguments", "run_replay"]
+
+DEFAULT_REPLAY_ALGORITHMS = "ucb-glm,linucb,random"
+
+
+def add_replay_arguments(parser: argparse.ArgumentParser) -> None:
+    from .evaluation.report import ESTIMATORS, LOGGED_DATASETS
+
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--dataset", choices=list(LOGGED_DATASETS), default="obd-random",
+                        help="bundled dataset (default: obd-random; obd-* need "
+                             "'pip install --no-deps obp==0.4.1', the others the data extra)")
+    source.add_argument("--log", metavar="FILE.npz",
+                        help="a log saved by LoggedBanditData.save (columns contexts, n_actions, "
+                             "action, reward, propensity)")
+    parser.add_argument("--algorithms", default=DEFAULT_REPLAY_ALGORITHMS,
+                        help=f"comma-separated registered policies "
+                             f"(default: {DEFAULT_REPLAY_ALGORITHMS})")
+    parser.add_argument("--estimators", default=",".join(ESTIMATORS),
+                        help=f"comma-separated subset of {','.join(ESTIMATORS)} (default: all)")
+    parser.add_argument("--rounds", type=int, default=None,
+                        help="rounds of the log to use (OBD: the first ones; full-information "
+                             "datasets: length of the uniform log, default one pass)")
+    parser.add_argument("--train-fraction", type=float, default=0.5,
+                        help="share of the log that trains the policy before ips/snips/dr "
+                             "evaluate it on the rest (default: 0.5)")
+    parser.add_argument("--family", default="logistic",
+                        help="reward family of the policies and of DR's reward model "
+                             "(default: logistic)")
+    parser.add_argument("--confidence", type=float, default=0.95,
+                        help="confidence level of the intervals (default: 0.95)")
+    parser.add_argument("--seed", type=int, default=0, help="master seed (default: 0)")
+
+
+def run_replay(args: argparse.Namespace) -> int:
+    from .evaluation.logs import LoggedBanditData
+    from .evaluation.report import evaluate_policies, format_rows, load_logged_dataset
+    from .policies.registry import ProblemSpec, make_policy
+
+    algorithms = [name.strip().lower() for name in args.algorithms.split(",") if name.strip()]
+    estimators = [name.strip().lower() for name in args.estimators.split(",") if name.strip()]
+    try:
+        if args.log is not None:
+            log = LoggedBanditData.load(args.log)
+            if args.rounds is not None:
+                log = log.subset(range(min(args.rounds, log.n_rounds)))
+        else:
+            log = load_logged_dataset(args.dataset, rounds=args.rounds, seed=args.seed)
+        problem = ProblemSpec(log.n_features, int(log.n_actions.max()), args.family,
+                              log.n_rounds)
+        for name in algorithms:  # fail early on an unknown name
+            make_policy(name, problem, seed=0)
+        K = log.n_actions
+        k_text = str(int(K[0])) if K.min() == K.max() else f"{int(K.min())}-{int(K.max())}"
+        logging = "uniform" if log.is_uniform() else (
+            "no propensities" if log.propensities is None else "non-uniform")
+        print(f"glmbandits replay: {log.name}, T={log.n_rounds}, K={k_text}, d={log.n_features}, "
+              f"mean logged reward {log.rewards.mean():.4f}, logging {logging}; "
+              f"ips/snips/dr train on the first {args.train_fraction:g} of the rounds", flush=True)
+        rows = evaluate_policies(lambda name, seed: make_policy(name, problem, seed=seed),
+                                 algorithms, log, estimators=estimators,
+                                 train_fraction=args.train_fraction, family=args.family,
+                                 confidence=args.confidence, seed=args.seed)
+    except (ValueError, TypeError, OSError, ImportError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    print(format_rows(rows, args.confidence))
+    return 0
