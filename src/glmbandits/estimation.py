@@ -300,7 +300,7 @@ def sherman_morrison_update(V_inv: np.ndarray, x: np.ndarray, weight: float = 1.
     """
     u = V_inv @ x
     quadratic = float(x @ u)
-    V_inv -= u[:, None] * ((weight / (1.0 + weight * quadratic)) * u)  # no np.outer overhead
+    V_inv -= (weight / (1.0 + weight * quadratic)) * (u[:, None] * u)  # exactly symmetric
     return quadratic
 
 
