@@ -41,8 +41,9 @@ def wilson_interval(successes: float, n: int, z: float) -> tuple[float, float, f
     denominator = 1.0 + z * z / n
     centre = (p + z * z / (2 * n)) / denominator
     half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
-    return p, float(max(0.0, centre - half)), float(min(1.0, centre + half)), \
-        float(np.sqrt(p * (1 - p) / n))
+    low = 0.0 if successes <= 0 else float(max(0.0, centre - half))
+    high = 1.0 if successes >= n else float(min(1.0, centre + half))
+    return p, low, high, float(np.sqrt(p * (1 - p) / n))
 
 
 @dataclass(frozen=True)
