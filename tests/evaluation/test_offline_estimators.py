@@ -88,8 +88,10 @@ def test_cross_fitted_reward_model_recovers_theta_star() -> None:
     log = _log(7, horizon=3000)
     thetas, fold = cross_fitted_reward_model(log, "logistic", l2=0.1)
     assert fold.tolist()[:4] == [0, 1, 0, 1]
-    for theta in thetas:
-        assert np.linalg.norm(theta - THETA_STAR) < 0.6
+    for theta in thetas:  # θ* and a zero intercept
+        assert np.linalg.norm(theta - np.append(THETA_STAR, 0.0)) < 0.6
+    thetas, _ = cross_fitted_reward_model(log, "logistic", l2=0.1, intercept=False)
+    assert thetas.shape == (2, 3) and np.linalg.norm(thetas[0] - THETA_STAR) < 0.6
 
 
 def test_fit_on_log_trains_a_policy_that_beats_random_offline() -> None:

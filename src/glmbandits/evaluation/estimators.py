@@ -129,20 +129,23 @@ def snips(policy: Any, log: LoggedBanditData, *, confidence: float = 0.95,
 
 
 def cross_fitted_reward_model(log: LoggedBanditData, family: Any = "logistic", *,
-                              l2: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+                              l2: float = 1.0, intercept: bool = True
+                              ) -> tuple[np.ndarray, np.ndarray]:
     """Two GLM fits by :func:`glmbandits.fit_glm`: θ̂ for odd rounds and for even rounds.
 
     Returns ``(theta_for_round, fold)`` where ``theta_for_round`` has shape
-    (2, d): row k is fitted on the rounds whose index parity is not k, and
+    (2, d + 1) with ``intercept`` (last entry: the intercept, so that ridge
+    shrinkage does not pull rare-click predictions towards μ(0)) or (2, d):
+    row k is fitted on the rounds whose index parity is not k, and
     ``fold[t] = t % 2`` says which row predicts round t. With one round, both
     rows are fitted on it.
     """
     owner = "cross_fitted_reward_model"
     family = get_family(family, owner)
     l2 = check_nonnegative(l2, owner, "l2")
-    X = log.chosen_contexts()
+    X = _design(log.chosen_contexts(), intercept)
     fold = np.arange(log.n_rounds) % 2
-    thetas = np.empty((2, log.n_features))
+    thetas = np.empty((2, X.shape[1]))
     for k in (0, 1):
         train = fold != k
         if not np.any(train):
@@ -151,8 +154,12 @@ def cross_fitted_reward_model(log: LoggedBanditData, family: Any = "logistic", *
     return thetas, fold
 
 
+def _design(X: np.ndarray, intercept: bool) -> np.ndarray:
+    return np.hstack([X, np.ones((X.shape[0], 1))]) if intercept else X
+
+
 def doubly_robust(policy: Any, log: LoggedBanditData, *, family: Any = "logistic",
-                  l2: float = 1.0, confidence: float = 0.95,
+                  l2: float = 1.0, intercept: bool = True, confidence: float = 0.95,
                   actions: np.ndarray | None = None) -> OffPolicyEstimate:
     """Doubly robust estimate with a cross-fitted GLM reward model, and a CLT interval.
 
@@ -167,6 +174,8 @@ def doubly_robust(policy: Any, log: LoggedBanditData, *, family: Any = "logistic
     l2 : float, default 1.0
         Ridge strength of the reward-model fit (keeps the MLE finite on
         separable or sparse click data).
+    intercept : bool, default True
+        Give the reward model an (also ridge-penalised) intercept of its own.
 
     References
     ----------
@@ -177,10 +186,12 @@ def doubly_robust(policy: Any, log: LoggedBanditData, *, family: Any = "logistic
     z = z_value(confidence, owner)
     target, w = _weights(policy, log, owner, actions)
     family = get_family(family, owner)
-    thetas, fold = cross_fitted_reward_model(log, family, l2=l2)
+    thetas, fold = cross_fitted_reward_model(log, family, l2=l2, intercept=intercept)
     theta_t = thetas[fold]
-    model_target = family.mean(np.einsum("ij,ij->i", log.contexts.chosen(target), theta_t))
-    model_logged = family.mean(np.einsum("ij,ij->i", log.chosen_contexts(), theta_t))
+    model_target = family.mean(np.einsum(
+        "ij,ij->i", _design(log.contexts.chosen(target), intercept), theta_t))
+    model_logged = family.mean(np.einsum(
+        "ij,ij->i", _design(log.chosen_contexts(), intercept), theta_t))
     terms = model_target + w * (log.rewards - model_logged)
     value, low, high, se = normal_interval(terms, z)
     return OffPolicyEstimate("dr", value, low, high, se, log.n_rounds,
