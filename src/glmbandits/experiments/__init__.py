@@ -1,5 +1,11 @@
-"""Experiments: comparisons of policies over seeds, plots (and, later, sweeps and stores)."""
+"""Experiments: comparisons over seeds, declarative sweeps (TOML configs), a results store,
+plots, and ``glmbandits reproduce``."""
 
 from .compare import ComparisonResult, RunRecord, compare_policies
+from .config import ConfigError, ExperimentConfig, load_config, parse_config
+from .runner import ExperimentReport, run_experiment
+from .store import ResultStore, StoredRun, format_summary, summarise
 
-__all__ = ["compare_policies", "ComparisonResult", "RunRecord"]
+__all__ = ["compare_policies", "ComparisonResult", "RunRecord", "ConfigError",
+           "ExperimentConfig", "load_config", "parse_config", "run_experiment",
+           "ExperimentReport", "ResultStore", "StoredRun", "summarise", "format_summary"]

@@ -301,7 +301,11 @@ def _figure_scaling(runs_T: list[StoredRun], runs_d: list[StoredRun], path: Path
     axes[1].set_xlabel("d")
     axes[1].set_ylabel("mean regret R_T")
     axes[1].set_title("regret against d at fixed T (log-log)")
-    for axis in axes:
+    for axis, runs in zip(axes, (runs_T, runs_d)):
+        ticks = sorted({r.horizon for r in runs}) if axis is axes[0] else \
+            sorted({r.environment["n_features"] for r in runs})
+        axis.set_xticks(ticks, [str(t) for t in ticks])
+        axis.minorticks_off()
         axis.legend(fontsize=8)
     figure.tight_layout()
     figure.savefig(path, dpi=110)
