@@ -15,6 +15,7 @@ from .policies import LinUCB, Policy, RandomPolicy, SupCBGLM, UCBGLM
 from .policies import (GLMTSL, GLMUCB, GLOC, ECOLog, EpsilonGreedy, LaplaceTS,
                        RSGLinCB)
 from .simulation import SimulationResult, simulate
+from .batch_simulation import BatchSimulationResult, simulate_batch
 
 __version__ = "0.1.0"
 
@@ -43,6 +44,8 @@ __all__ = [
     "SyntheticGLMEnv",
     "simulate",
     "SimulationResult",
+    "simulate_batch",
+    "BatchSimulationResult",
     "ConvergenceWarning",
     "GLMBanditsWarning",
 ]

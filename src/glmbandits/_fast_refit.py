@@ -12,8 +12,10 @@ samples), but with far less work per refit:
 * **Cached gradient.** The gradient at the previous root θ̂ is kept; a new
   sample adds ``(μ(x'θ̂) - y) x`` to it (O(d) instead of a pass over the data).
 * **Quasi-Newton steps with a cached Hessian inverse.** ``A⁻¹`` is the inverse of
-  ``Σ μ'(X_i'θ_ref) X_i X_i' + λI``, formed exactly at some reference point and
-  extended by one Sherman–Morrison step per new sample (weight μ'(x'θ̂)). The
+  ``A = Σ μ'(X_i'θ_ref) X_i X_i' + λI``, formed exactly at some reference point and
+  extended by one Sherman–Morrison step per new sample (weight μ'(x'θ̂)), or,
+  when several samples arrived since the last refit (lazy schedules), by adding
+  their O(k d²) contribution to ``A`` and inverting the d×d matrix. The
   step ``θ ← θ - A⁻¹g`` is then a Newton step with a slightly stale Hessian. One
   or two steps usually reach the tolerance after one new sample, and each costs
   one pass over the data (``Xθ`` and ``X'r``), not the O(n d²) of a new Hessian,
@@ -74,8 +76,8 @@ class IncrementalMLE:
         The last root (zeros before the first refit).
     grad_ : ndarray of shape (d,) or None
         ``g(theta_)`` on the first ``n_seen_`` samples (None: to be recomputed).
-    hess_inv_ : ndarray of shape (d, d) or None
-        ``A⁻¹`` (None: to be formed exactly at the next step).
+    hess_, hess_inv_ : ndarray of shape (d, d) or None
+        ``A`` and ``A⁻¹`` (None: to be formed exactly at the next step).
     n_seen_ : int
         Samples already folded into ``grad_`` and ``hess_inv_``.
     n_passes_, n_hessians_, n_fallbacks_ : int
@@ -103,6 +105,7 @@ class IncrementalMLE:
         self.max_iter = max_iter
         self.theta_ = np.zeros(n_features)
         self.grad_: np.ndarray | None = None
+        self.hess_: np.ndarray | None = None
         self.hess_inv_: np.ndarray | None = None
         self.n_seen_ = 0
         self.n_passes_ = 0
@@ -120,21 +123,28 @@ class IncrementalMLE:
             gradient += self.l2 * theta
         return gradient, eta
 
-    def _exact_hessian_inverse(self, X: np.ndarray, eta: np.ndarray) -> np.ndarray | None:
-        """(Σ μ'(η_i) X_i X_i' + λI)⁻¹, or None when it is numerically singular."""
+    def _exact_hessian(self, X: np.ndarray, eta: np.ndarray) -> None:
+        """Set A = Σ μ'(η_i) X_i X_i' + λI and A⁻¹ (both None if A is numerically singular)."""
         self.n_hessians_ += 1
         d = X.shape[1]
         hessian = (X.T * self.family.dmean(eta)) @ X
         if self.l2 > 0.0:
             hessian.flat[:: d + 1] += self.l2
+        self.hess_ = hessian
+        self._invert_hessian()
+
+    def _invert_hessian(self) -> None:
+        """A⁻¹ from A by Cholesky; both set to None when A is numerically singular."""
+        d = self.hess_.shape[0]
         try:
-            factor = linalg.cho_factor(hessian, lower=True, check_finite=False)
+            factor = linalg.cho_factor(self.hess_, lower=True, check_finite=False)
+            inverse = linalg.cho_solve(factor, np.eye(d), check_finite=False)
         except linalg.LinAlgError:
-            return None
-        inverse = linalg.cho_solve(factor, np.eye(d), check_finite=False)
-        if not np.all(np.isfinite(inverse)):
-            return None
-        return 0.5 * (inverse + inverse.T)
+            inverse = None
+        if inverse is None or not np.isfinite(inverse).all():
+            self.hess_ = self.hess_inv_ = None
+        else:
+            self.hess_inv_ = 0.5 * (inverse + inverse.T)
 
     def _absorb(self, X: np.ndarray, y: np.ndarray) -> None:
         """Fold samples n_seen_..n-1 into the cached gradient and A⁻¹ at theta_."""
@@ -142,15 +152,20 @@ class IncrementalMLE:
         theta = self.theta_
         if self.grad_ is None or self.n_seen_ > n:
             self.grad_, _ = self._gradient(X, y, theta)
-            self.hess_inv_ = None
+            self.hess_ = self.hess_inv_ = None
         elif n > self.n_seen_:
             new = X[self.n_seen_:n]
             eta = new @ theta
             self.grad_ = self.grad_ + new.T @ (self.family.mean(eta) - y[self.n_seen_:n])
-            if self.hess_inv_ is not None and n - self.n_seen_ == 1:
-                sherman_morrison_update(self.hess_inv_, new[0], float(self.family.dmean(eta)[0]))
-            else:
-                self.hess_inv_ = None
+            if self.hess_inv_ is not None:
+                weights = self.family.dmean(eta)
+                if n - self.n_seen_ == 1:
+                    weight = float(weights[0])
+                    sherman_morrison_update(self.hess_inv_, new[0], weight)
+                    self.hess_ += weight * (new[0][:, None] * new[0])
+                else:
+                    self.hess_ = self.hess_ + (new.T * weights) @ new
+                    self._invert_hessian()
         self.n_seen_ = n
 
     # -- the refit -----------------------------------------------------------------
@@ -178,7 +193,7 @@ class IncrementalMLE:
             if self.hess_inv_ is None:
                 if eta is None:
                     eta = X @ theta
-                self.hess_inv_ = self._exact_hessian_inverse(X, eta)
+                self._exact_hessian(X, eta)
                 if self.hess_inv_ is None:
                     break
                 fresh = True
@@ -194,10 +209,10 @@ class IncrementalMLE:
             if new_norm <= threshold:
                 self.theta_, self.grad_ = candidate, new_gradient
                 if step_index > _REFRESH_AFTER:  # A has gone stale: re-form it next time
-                    self.hess_inv_ = None
+                    self.hess_ = self.hess_inv_ = None
                 return GLMFit(candidate, True, step_index, new_norm, "converged")
             if new_norm > 0.5 * norm:  # too little progress: the Hessian is stale or the step bad
-                self.hess_inv_ = None
+                self.hess_ = self.hess_inv_ = None
                 if fresh:
                     break
                 continue  # retry from the same point with an exact Hessian
@@ -211,7 +226,7 @@ class IncrementalMLE:
                                         self.max_iter)
         self.theta_ = fit.theta
         self.grad_ = None
-        self.hess_inv_ = None
+        self.hess_ = self.hess_inv_ = None
         self.n_seen_ = 0
         return fit
 
@@ -221,5 +236,6 @@ class IncrementalMLE:
         clone.__dict__.update(self.__dict__)
         clone.theta_ = self.theta_.copy()
         clone.grad_ = None if self.grad_ is None else self.grad_.copy()
+        clone.hess_ = None if self.hess_ is None else self.hess_.copy()
         clone.hess_inv_ = None if self.hess_inv_ is None else self.hess_inv_.copy()
         return clone

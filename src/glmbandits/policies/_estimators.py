@@ -91,14 +91,23 @@ class GLMEstimate:
         """The current estimate, refitted first if samples arrived since the last fit."""
         if self.stale_:
             if self.history.n > 0:
-                solver = self.solver_
-                if solver.theta_ is not self.theta_:  # theta_ was set from outside
-                    solver.theta_, solver.grad_, solver.n_seen_ = self.theta_.copy(), None, 0
-                fit = solver.refit(self.history.X, self.history.y)
-                self.theta_ = fit.theta
-                self.n_fits_ += 1
-                self.n_failed_fits_ += int(not fit.converged)
+                self.refit_on(self.history.X, self.history.y)
             self.stale_ = False
+        return self.theta_
+
+    def refit_on(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """Re-solve eq. (3) on ``(X, y)``, which extend the samples of the last refit.
+
+        :attr:`theta` calls it on :attr:`history`; the lockstep batch simulator
+        calls it on its own replicate-stacked buffers (same samples, same result).
+        """
+        solver = self.solver_
+        if solver.theta_ is not self.theta_:  # theta_ was set from outside
+            solver.theta_, solver.grad_, solver.n_seen_ = self.theta_.copy(), None, 0
+        fit = solver.refit(X, y)
+        self.theta_ = fit.theta
+        self.n_fits_ += 1
+        self.n_failed_fits_ += int(not fit.converged)
         return self.theta_
 
     def copy(self) -> "GLMEstimate":

@@ -1,0 +1,104 @@
+"""A swappable array module for the lockstep batch simulator: numpy, CuPy or torch.
+
+Only the handful of operations the batch kernels need are wrapped, so that the
+same kernel code runs on numpy arrays (the default, always available), on CuPy
+arrays (numpy's API on an NVIDIA GPU) or on torch tensors (CPU or GPU). CuPy and
+torch are optional: they are imported only when asked for.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["ArrayBackend", "get_backend", "BACKEND_NAMES"]
+
+#: Names accepted by :func:`get_backend`.
+BACKEND_NAMES = ("numpy", "cupy", "torch")
+
+
+class ArrayBackend:
+    """The few array operations of the batch kernels, for one array module.
+
+    Parameters
+    ----------
+    name : {"numpy", "cupy", "torch"}
+    module : module
+        The imported array module.
+    device : str or None
+        torch device (``"cuda"`` when available, else ``"cpu"``); unused otherwise.
+    """
+
+    def __init__(self, name: str, module: Any, device: str | None = None) -> None:
+        self.name = name
+        self.xp = module
+        self.device = device
+
+    # -- conversions ---------------------------------------------------------------
+    def asarray(self, array: Any) -> Any:
+        """Host (numpy) data -> a float64 array of this module."""
+        if self.name == "torch":
+            return self.xp.as_tensor(np.asarray(array, dtype=np.float64), device=self.device)
+        return self.xp.asarray(array, dtype=np.float64)
+
+    def to_numpy(self, array: Any) -> np.ndarray:
+        """An array of this module -> a numpy array on the host."""
+        if self.name == "torch":
+            return array.detach().cpu().numpy()
+        if self.name == "cupy":
+            return self.xp.asnumpy(array)
+        return np.asarray(array)
+
+    def copy(self, array: Any) -> Any:
+        return array.clone() if self.name == "torch" else array.copy()
+
+    # -- arithmetic --------------------------------------------------------------------
+    def einsum(self, subscripts: str, *operands: Any) -> Any:
+        return self.xp.einsum(subscripts, *operands)
+
+    def matmul(self, a: Any, b: Any) -> Any:
+        return self.xp.matmul(a, b)
+
+    def sqrt_positive(self, array: Any) -> Any:
+        """√max(array, 0)."""
+        if self.name == "torch":
+            return self.xp.sqrt(self.xp.clamp(array, min=0.0))
+        return self.xp.sqrt(self.xp.maximum(array, 0.0))
+
+    def log1p(self, array: Any) -> Any:
+        return self.xp.log1p(array)
+
+    def __repr__(self) -> str:
+        return f"ArrayBackend({self.name!r})"
+
+
+def get_backend(backend: Any = "numpy") -> ArrayBackend:
+    """The :class:`ArrayBackend` for ``"numpy"``, ``"cupy"``, ``"torch"`` or an instance.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name.
+    ImportError
+        When CuPy or torch is asked for but not installed.
+    """
+    if isinstance(backend, ArrayBackend):
+        return backend
+    if not isinstance(backend, str) or backend not in BACKEND_NAMES:
+        raise ValueError(f"get_backend: backend must be one of {list(BACKEND_NAMES)}, "
+                         f"got {backend!r}")
+    if backend == "numpy":
+        return ArrayBackend("numpy", np)
+    if backend == "cupy":
+        try:
+            import cupy
+        except ImportError as error:
+            raise ImportError("get_backend: backend 'cupy' needs CuPy "
+                              "(pip install cupy-cuda12x)") from error
+        return ArrayBackend("cupy", cupy)
+    try:
+        import torch
+    except ImportError as error:
+        raise ImportError("get_backend: backend 'torch' needs PyTorch (pip install torch)") from error
+    return ArrayBackend("torch", torch, "cuda" if torch.cuda.is_available() else "cpu")
