@@ -124,3 +124,21 @@ def test_plan_tasks_seeds_match_the_stored_seed_records(tmp_path):
         record = stored[(task.cell.key, task.replicate)]
         assert record["entropy"] == 3 and record["environment"] == [0, 0]
         assert record["policy"][:2] == [0, 1] and len(record["policy"]) == 3
+
+
+def test_progress_bar_is_quiet_in_ci_and_off_a_terminal(monkeypatch):
+    from glmbandits.experiments import runner
+
+    class Terminal:
+        def isatty(self):
+            return True
+
+    monkeypatch.setattr(runner.sys, "stderr", Terminal())
+    monkeypatch.delenv("CI", raising=False)
+    assert runner.progress_enabled() is True
+    monkeypatch.setenv("CI", "true")
+    assert runner.progress_enabled() is False
+    monkeypatch.delenv("CI")
+    monkeypatch.setattr(runner.sys, "stderr", object.__new__(type("Pipe", (), {
+        "isatty": lambda self: False})))
+    assert runner.progress_enabled() is False
