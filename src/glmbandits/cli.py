@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Callable, Sequence
 
+from ._cli_bench import add_bench_arguments, run_bench
 from ._cli_replay import add_replay_arguments, run_replay
 
 __all__ = ["main", "build_parser", "SUBCOMMANDS"]
@@ -239,6 +240,8 @@ SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None],
                   _add_reproduce_arguments, _reproduce),
     "replay": ("evaluate policies offline on a logged dataset (replay, IPS, SNIPS, DR) and "
                "print value ± CI per policy", add_replay_arguments, run_replay),
+    "bench": ("benchmark speed (rounds/s), regret and memory of every policy and refit mode, "
+              "and the lockstep batch simulator (short version)", add_bench_arguments, run_bench),
 }
 
 

@@ -1,0 +1,55 @@
+"""Issue 6 benchmark: speed, regret and memory of every policy and refit mode.
+
+Prints Markdown tables (logistic, d=10, K=20, ‖θ*‖=3):
+  * rounds/s (median over seeds), µs/round, regret at T (mean ± sd), peak traced
+    memory, for every registered policy and mode at T=3000 and T=100,000 (modes
+    whose per-round cost grows with t are skipped at 100,000 when a pilot run
+    projects more than --max-seconds per run), with the "straightforward numpy"
+    exact-refit baseline and the ratios measured in the same run;
+  * lockstep batch (simulate_batch, R=64) against R sequential runs;
+  * peak memory at T=10^6 for LinUCB, the online policies and lazy UCB-GLM.
+
+Usage: python benchmarks/bench_performance.py [--quick]
+Timings are noisy on a shared machine: compare ratios within one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import sys
+import time
+
+import numpy as np
+
+from glmbandits.benchmarking import run_benchmark
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a short version (as glmbandits bench)")
+    parser.add_argument("--seeds", type=int, default=10, help="seeds at T=3000 (default 10)")
+    parser.add_argument("--long-horizon", type=int, default=100_000)
+    parser.add_argument("--long-seeds", type=int, default=3)
+    parser.add_argument("--memory-horizon", type=int, default=1_000_000)
+    parser.add_argument("--replicates", type=int, default=64)
+    parser.add_argument("--max-seconds", type=float, default=60.0,
+                        help="skip a T=long run projected to take longer (default 60)")
+    args = parser.parse_args(argv)
+    if args.quick:
+        settings = dict(short_horizon=1000, long_horizon=None, n_seeds=3, batch_replicates=16,
+                        batch_horizon=500, batch_repeats=1, memory_horizon=None)
+    else:
+        settings = dict(n_seeds=args.seeds, long_horizon=args.long_horizon,
+                        long_seeds=args.long_seeds, batch_replicates=args.replicates,
+                        memory_horizon=args.memory_horizon, max_seconds_per_run=args.max_seconds)
+    start = time.perf_counter()
+    table = run_benchmark(**settings, log=lambda text: print(text, file=sys.stderr, flush=True))
+    print(f"python {platform.python_version()}, numpy {np.__version__}, "
+          f"{platform.machine()}; total {time.perf_counter() - start:.0f} s\n")
+    print(table)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
