@@ -73,6 +73,8 @@ class RarelySwitchingSnapshot:
         ``log det V_τ`` at the snapshot.
     n_refits_ : int
         Snapshots taken (= MLE refits).
+    n_samples_ : int
+        Number of samples θ̂_τ and V_τ were computed from.
     """
 
     def __init__(self, growth: float) -> None:
@@ -81,6 +83,7 @@ class RarelySwitchingSnapshot:
         self.V_inv_: np.ndarray | None = None
         self.log_det_ = -math.inf
         self.n_refits_ = 0
+        self.n_samples_ = 0
 
     def due(self, estimate: GLMEstimate) -> bool:
         """Whether det V has grown by the factor since the snapshot (or none exists)."""
@@ -93,6 +96,7 @@ class RarelySwitchingSnapshot:
             self.V_inv_ = estimate.V_inv.copy()
             self.log_det_ = estimate.log_det_V
             self.n_refits_ += 1
+            self.n_samples_ = estimate.n
         return self.theta_, self.V_inv_
 
     def copy(self) -> "RarelySwitchingSnapshot":

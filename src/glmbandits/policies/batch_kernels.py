@@ -234,6 +234,7 @@ class UCBGLMKernel(BatchKernel):
                 self.V_inv_s[r] = backend.asarray(s.V_inv_)
         self.log_det_s = np.array([s.log_det_ if s is not None else 0.0 for s in snapshots])
         self.n_refits = np.array([s.n_refits_ if s is not None else 0 for s in snapshots])
+        self.n_samples_s = np.array([s.n_samples_ if s is not None else 0 for s in snapshots])
 
     @staticmethod
     def supports(policies: Sequence[UCBGLM]) -> bool:
@@ -265,6 +266,7 @@ class UCBGLMKernel(BatchKernel):
             self.log_det_s[due] = self.log_det[due]
             self.has_snapshot[due] = True
             self.n_refits[due] += 1
+            self.n_samples_s[due] = self.n
         ucb, mean, width = batched_ucb(backend, backend.asarray(X), backend.asarray(self.theta_s),
                                        self.V_inv_s, self.alpha)
         if initial.any():  # uniformly random rounds: every score 0, every action tied
@@ -303,6 +305,7 @@ class UCBGLMKernel(BatchKernel):
                 snapshot.V_inv_ = V_inv_s[r].copy()
                 snapshot.log_det_ = float(self.log_det_s[r])
                 snapshot.n_refits_ = int(self.n_refits[r])
+                snapshot.n_samples_ = int(self.n_samples_s[r])
         super().finalize()
 
 
