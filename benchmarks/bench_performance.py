@@ -22,7 +22,7 @@ import time
 
 import numpy as np
 
-from glmbandits.benchmarking import run_benchmark
+from glmbandits.benchmarking import bench_memory, format_table, run_benchmark
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -31,7 +31,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, default=10, help="seeds at T=3000 (default 10)")
     parser.add_argument("--long-horizon", type=int, default=100_000)
     parser.add_argument("--long-seeds", type=int, default=3)
-    parser.add_argument("--memory-horizon", type=int, default=1_000_000)
+    parser.add_argument("--memory-horizon", type=int, default=1_000_000,
+                        help="T of the peak-memory runs (0: skip them)")
+    parser.add_argument("--memory-labels", default="linucb,gloc,ecolog,laplace-ts",
+                        help="comma-separated policies of the peak-memory runs")
+    parser.add_argument("--only-memory", action="store_true",
+                        help="print only the peak-memory table")
     parser.add_argument("--replicates", type=int, default=64)
     parser.add_argument("--max-seconds", type=float, default=60.0,
                         help="skip a T=long run projected to take longer (default 60)")
@@ -44,7 +49,14 @@ def main(argv: list[str] | None = None) -> int:
                         long_seeds=args.long_seeds, batch_replicates=args.replicates,
                         memory_horizon=args.memory_horizon, max_seconds_per_run=args.max_seconds)
     start = time.perf_counter()
-    table = run_benchmark(**settings, log=lambda text: print(text, file=sys.stderr, flush=True))
+    log = lambda text: print(text, file=sys.stderr, flush=True)  # noqa: E731
+    labels = [name.strip() for name in args.memory_labels.split(",") if name.strip()]
+    if args.only_memory:
+        table = format_table([], [], bench_memory(args.memory_horizon, labels, log=log))
+        print(table)
+        return 0
+    settings["memory_labels"] = labels
+    table = run_benchmark(**settings, log=log)
     print(f"python {platform.python_version()}, numpy {np.__version__}, "
           f"{platform.machine()}; total {time.perf_counter() - start:.0f} s\n")
     print(table)
