@@ -267,6 +267,8 @@ def format_table(rows: Sequence[BenchRow], batch: Sequence[BatchRow] = (),
     """Markdown tables: per policy and T; the exact-refit speed-up; batch; memory."""
     lines = ["| policy (mode) | T | seeds | rounds/s (median) | µs/round | regret at T (mean ± sd) "
              "| peak memory (MiB) | note |", "|---|---:|---:|---:|---:|---:|---:|---|"]
+    if not rows:
+        lines = []
     for row in rows:
         regret = ("—" if not math.isfinite(row.regret_mean)
                   else f"{row.regret_mean:.1f} ± {row.regret_sd:.1f}")
