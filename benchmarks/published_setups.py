@@ -72,8 +72,8 @@ def main() -> int:
     print()
     print(f"| algorithm | regret at T={cell.horizon} (mean ± sd) | κ | κ* | ms/round | runs |")
     print("|---|---:|---:|---:|---:|---:|")
-    for name in dict.fromkeys(run.policy for run in runs):
-        mine = [run for run in runs if run.policy == name]
+    for name in dict.fromkeys(run.label for run in runs):  # label: name plus any params
+        mine = [run for run in runs if run.label == name]
         final = np.array([run.final_regret for run in mine])
         sd = final.std(ddof=1) if final.size > 1 else 0.0
         ms = 1e3 * np.median([run.seconds / run.horizon for run in mine])

@@ -141,7 +141,8 @@ def test_ecolog_estimate_approaches_theta_star():
 def test_rs_glincb_refits_within_budget(family, norm):
     T = 3000
     env = SyntheticGLMEnv(3, 10, family, norm, seed=4)
-    policy = RSGLinCB(n_features=3, family=family, horizon=T, radius=norm, seed=0)
+    policy = RSGLinCB(n_features=3, family=family, horizon=T, radius=norm, seed=0,
+                      warmup_constant=RSGLinCB.THEORY_WARMUP_CONSTANT)  # warm-up and switches
     result = simulate(policy, env, T, seed=4)
     budget = policy.refit_budget(T)
     assert policy.n_refits_ <= budget
