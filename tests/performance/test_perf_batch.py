@@ -54,9 +54,11 @@ def test_policies_end_in_the_sequential_state(name):
         reference = factory(seed)
         simulate(reference, SyntheticGLMEnv(4, 5, seed=seed), 120, seed=seed)
         assert policy.n_updates_ == reference.n_updates_ == 120
-        np.testing.assert_allclose(policy.theta_, reference.theta_, atol=1e-10)
+        # lazy refits are batched Newton solves: the same eq. (3) root to the solver tolerance
+        atol = 1e-6 if name == "ucb-glm lazy" else 1e-10
+        np.testing.assert_allclose(policy.theta_, reference.theta_, atol=atol)
         np.testing.assert_allclose(policy.V_inv_, reference.V_inv_, atol=1e-12)
-        np.testing.assert_allclose(policy.last_scores_.ucb, reference.last_scores_.ucb, atol=1e-10)
+        np.testing.assert_allclose(policy.last_scores_.ucb, reference.last_scores_.ucb, atol=atol)
         assert policy.last_propensity_ == reference.last_propensity_
         if name.startswith("ucb-glm"):
             np.testing.assert_array_equal(policy.estimate_.history.X,

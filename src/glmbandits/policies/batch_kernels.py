@@ -28,6 +28,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .._array_backend import ArrayBackend
+from .._batch_refit import batched_newton_refit
 from .._history import SampleHistory
 from .base import ActionScores, Policy
 from .linucb import LinUCB
@@ -199,10 +200,23 @@ class UCBGLMKernel(BatchKernel):
     """:class:`~glmbandits.UCBGLM` (``refit="every_round"`` or ``"lazy"``) for R replicates.
 
     V_r⁻¹ and log det V_r are updated for all replicates at once; the history is
-    one (R, capacity, d) buffer grown geometrically. A replicate's MLE is refitted
-    by its own estimate's solver (:meth:`GLMEstimate.refit_on`) when its policy
-    would refit: every round (exact mode) or when its det V has grown by the
-    factor (lazy mode, rare), so lazy replicates cost O(K d²) per round.
+    one (R, capacity, d) buffer grown geometrically. In exact mode a replicate's
+    MLE is refitted every round by its own estimate's incremental solver
+    (:meth:`GLMEstimate.refit_on`). In lazy mode the replicates whose det V has
+    grown by the factor in a round (all hold the same n samples, by lockstep) are
+    refitted together by :func:`~glmbandits._batch_refit.batched_newton_refit`
+    on their stacked (r, n, d) histories, warm-started at their previous θ̂ and
+    stopped on the sequential solvers' test ``max|g| <= tol·max(1, n)``; a
+    replicate whose batched Newton step fails is refitted by its own sequential
+    solver instead. θ̂ then solves eq. (3) to the same tolerance as in a
+    sequential run (it may differ from it in the last digits, within that
+    tolerance); between refits a lazy replicate costs O(K d²) per round.
+
+    Attributes
+    ----------
+    n_batched_refits_, n_batched_fallbacks_ : int
+        Replicate refits done by the batched solver, and those it handed to the
+        sequential solver.
     """
 
     def __init__(self, policies: Sequence[UCBGLM], backend: ArrayBackend) -> None:
@@ -235,6 +249,25 @@ class UCBGLMKernel(BatchKernel):
         self.log_det_s = np.array([s.log_det_ if s is not None else 0.0 for s in snapshots])
         self.n_refits = np.array([s.n_refits_ if s is not None else 0 for s in snapshots])
         self.n_samples_s = np.array([s.n_samples_ if s is not None else 0 for s in snapshots])
+        first = estimates[0]
+        self.batch_refits = all(e.family == first.family and e.l2 == first.l2 > 0.0
+                                and e.tol == first.tol for e in estimates)
+        self.n_batched_refits_ = 0
+        self.n_batched_fallbacks_ = 0
+        self.steady = False
+        # what each replicate's last batched refit left for the next one (n_cache 0: nothing)
+        self.g_cache = np.zeros((R, d))
+        self.H_cache = np.zeros((R, d, d))
+        self.n_cache = np.zeros(R, dtype=np.int64)
+        self._reset_cache(np.arange(R))
+
+    def _reset_cache(self, rows: np.ndarray) -> None:
+        """No cached samples: gradient λθ̂ and Hessian λI at the current θ̂ on 0 samples."""
+        l2 = self.estimates[0].l2
+        for r in rows:
+            self.g_cache[r] = l2 * self.estimates[r].theta_
+            self.H_cache[r] = l2 * np.eye(self.g_cache.shape[1])
+            self.n_cache[r] = 0
 
     @staticmethod
     def supports(policies: Sequence[UCBGLM]) -> bool:
@@ -242,38 +275,82 @@ class UCBGLMKernel(BatchKernel):
         n = policies[0].estimate_.n
         return all(p.l2 > 0.0 and p.estimate_.n == n for p in policies)
 
-    def _refit(self, rows: np.ndarray) -> None:
-        """Refit the replicates in ``rows`` as ``GLMEstimate.theta`` would."""
+    def _refit(self, rows: np.ndarray, batched: np.ndarray) -> None:
+        """Refit the replicates in ``rows`` as ``GLMEstimate.theta`` would.
+
+        Stale rows flagged in ``batched`` (lazy refits) go through the batched
+        Newton solver first; the others, and batched failures, through each
+        replicate's own solver.
+        """
         n = self.n
+        sequential = rows[self.stale[rows] & ~batched[rows]] if n > 0 else rows[:0]
+        together = rows[self.stale[rows] & batched[rows]] if n > 0 else rows[:0]
+        if together.shape[0]:
+            first = self.estimates[together[0]]
+            theta0 = np.stack([self.estimates[r].theta_ for r in together])
+            if together.shape[0] == 1:  # a view, no copy
+                r = together[0]
+                X, y = self.X_hist[r: r + 1, :n], self.y_hist[r: r + 1, :n]
+            else:
+                X, y = self.X_hist[together, :n], self.y_hist[together, :n]
+            cache = (self.g_cache[together], self.H_cache[together], self.n_cache[together])
+            fit = batched_newton_refit(self.backend, X, y, theta0, first.family, first.l2,
+                                       first.tol, cache=cache)
+            ok = fit.converged
+            self.n_batched_refits_ += int(ok.sum())
+            for i in np.flatnonzero(ok):
+                estimate = self.estimates[together[i]]
+                estimate.theta_ = fit.theta[i].copy()
+                estimate.n_fits_ += 1
+            self.g_cache[together[ok]] = fit.gradient[ok]
+            self.H_cache[together[ok]] = fit.hessian[ok]
+            self.n_cache[together[ok]] = n
+            failed = together[~ok]
+            self.n_batched_fallbacks_ += failed.shape[0]
+            sequential = np.concatenate([sequential, failed])
+        for r in sequential:
+            self.estimates[r].refit_on(self.X_hist[r, :n], self.y_hist[r, :n])
+        if sequential.shape[0]:
+            self._reset_cache(sequential)
         for r in rows:
-            estimate = self.estimates[r]
-            if self.stale[r] and n > 0:
-                estimate.refit_on(self.X_hist[r, :n], self.y_hist[r, :n])
             self.stale[r] = False
-            self.theta_s[r] = estimate.theta_
+            self.theta_s[r] = self.estimates[r].theta_
 
     def select(self, X: np.ndarray, valid: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         backend = self.backend
-        initial = self.n < self.tau
-        active = ~initial
-        due = active & self.lazy & (~self.has_snapshot
-                                    | (self.log_det > self.log_det_s + self.log_growth))
-        exact = active & ~self.lazy
-        rows = np.flatnonzero(due | exact)
-        if rows.shape[0]:
-            self._refit(rows)
-            self.V_inv_s[rows] = self.V_inv[rows]
-            self.log_det_s[due] = self.log_det[due]
-            self.has_snapshot[due] = True
-            self.n_refits[due] += 1
-            self.n_samples_s[due] = self.n
+        if self.steady:  # all lazy, past the initial rounds, with snapshots: one test
+            initial = None
+            due = self.log_det > self.log_det_s + self.log_growth
+            if due.any():
+                self._renew(due.nonzero()[0], due)
+        else:
+            initial = self.n < self.tau
+            active = ~initial
+            due = active & self.lazy & (~self.has_snapshot
+                                        | (self.log_det > self.log_det_s + self.log_growth))
+            exact = active & ~self.lazy
+            rows = np.flatnonzero(due | exact)
+            if rows.shape[0]:
+                self._renew(rows, due)
+            self.steady = bool(self.lazy.all() and not initial.any() and self.has_snapshot.all())
+            if not initial.any():
+                initial = None
         ucb, mean, width = batched_ucb(backend, backend.asarray(X), backend.asarray(self.theta_s),
                                        self.V_inv_s, self.alpha)
-        if initial.any():  # uniformly random rounds: every score 0, every action tied
+        if initial is not None:  # uniformly random rounds: every score 0, every action tied
             ucb, mean, width = (backend.to_numpy(a).copy() for a in (ucb, mean, width))
             for array in (ucb, mean, width):
                 array[initial] = 0.0
         return self._record(ucb, mean, width, valid, initial)
+
+    def _renew(self, rows: np.ndarray, due: np.ndarray) -> None:
+        """Refit ``rows`` (exact or due lazy replicates); due ones take a new snapshot."""
+        self._refit(rows, due & self.batch_refits)
+        self.V_inv_s[rows] = self.V_inv[rows]
+        self.log_det_s[due] = self.log_det[due]
+        self.has_snapshot[due] = True
+        self.n_refits[due] += 1
+        self.n_samples_s[due] = self.n
 
     def update(self, x: np.ndarray, rewards: np.ndarray) -> None:
         if self.n == self.X_hist.shape[1]:  # grow geometrically
