@@ -22,7 +22,7 @@ import time
 
 import numpy as np
 
-from glmbandits.benchmarking import bench_memory, format_table, run_benchmark
+from glmbandits.benchmarking import bench_batch, bench_memory, format_table, run_benchmark
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -38,6 +38,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only-memory", action="store_true",
                         help="print only the peak-memory table")
     parser.add_argument("--replicates", type=int, default=64)
+    parser.add_argument("--only-batch", action="store_true",
+                        help="print only the lockstep batch table (R=--replicates, T=3000)")
+    parser.add_argument("--batch-repeats", type=int, default=3,
+                        help="batch runs per policy; the median is reported (default 3)")
     parser.add_argument("--max-seconds", type=float, default=60.0,
                         help="skip a T=long run projected to take longer (default 60)")
     args = parser.parse_args(argv)
@@ -51,6 +55,9 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     log = lambda text: print(text, file=sys.stderr, flush=True)  # noqa: E731
     labels = [name.strip() for name in args.memory_labels.split(",") if name.strip()]
+    if args.only_batch:
+        print(format_table([], bench_batch(3000, args.replicates, args.batch_repeats, log=log)))
+        return 0
     if args.only_memory:
         table = format_table([], [], bench_memory(args.memory_horizon, labels, log=log))
         print(table)
