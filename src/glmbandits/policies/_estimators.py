@@ -30,6 +30,29 @@ class GLMEstimate:
     updates; ``log det V`` is tracked alongside through the matrix determinant
     lemma, for rarely-switching refit schedules.
 
+    Parameters
+    ----------
+    n_features : int
+        Dimension d.
+    family : GLMFamily
+        The link μ.
+    l2 : float
+        Ridge λ >= 0 (in eq. (3) and in V).
+    tol, max_iter : float, int
+        Strict stopping rule ``max|g| <= tol·max(1, n)`` and the fallback
+        solver's iteration cap.
+    v_norm_tol : float, default 0.0
+        0 (default): every refit passes the strict gradient test. If > 0 (and
+        l2 > 0), a refit may also stop once the exact gradient *certifies*
+        ``‖θ̂ - θ̂_exact‖_V <= v_norm_tol`` for the exact root θ̂_exact of eq. (3)
+        (:func:`glmbandits._fast_refit.certified_v_norm_error`); then
+        ``|x'θ̂ - x'θ̂_exact| <= v_norm_tol·‖x‖_{V⁻¹}`` for every x. Policies set
+        it to ``refit_tol · α`` (a fraction of their confidence width).
+    column_copy : bool, default False
+        Let the solver keep a column-major copy of the samples for faster
+        passes (see :class:`~glmbandits._fast_refit.IncrementalMLE`); for
+        estimates refitted every round.
+
     Attributes
     ----------
     history : SampleHistory
@@ -46,16 +69,18 @@ class GLMEstimate:
     """
 
     def __init__(self, n_features: int, family: GLMFamily, l2: float, tol: float = 1e-8,
-                 max_iter: int = 50) -> None:
+                 max_iter: int = 50, v_norm_tol: float = 0.0, column_copy: bool = False
+                 ) -> None:
         self.family = family
         self.l2 = l2
         self.tol = tol
         self.max_iter = max_iter
+        self.v_norm_tol = v_norm_tol
         self.history = SampleHistory(n_features)
         self.theta_ = np.zeros(n_features)
         self.V_inv_: np.ndarray | None = np.eye(n_features) / l2 if l2 > 0 else None
         self.log_det_V_: float | None = n_features * math.log(l2) if l2 > 0 else None
-        self.solver_ = IncrementalMLE(n_features, family, l2, tol, max_iter)
+        self.solver_ = IncrementalMLE(n_features, family, l2, tol, max_iter, column_copy)
         self.stale_ = False
         self.n_fits_ = 0
         self.n_failed_fits_ = 0
@@ -95,20 +120,50 @@ class GLMEstimate:
             self.stale_ = False
         return self.theta_
 
-    def refit_on(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+    def refit_on(self, X: np.ndarray, y: np.ndarray, V_inv: np.ndarray | None = None
+                 ) -> np.ndarray:
         """Re-solve eq. (3) on ``(X, y)``, which extend the samples of the last refit.
 
         :attr:`theta` calls it on :attr:`history`; the lockstep batch simulator
-        calls it on its own replicate-stacked buffers (same samples, same result).
+        calls it on its own replicate-stacked buffers (same samples, same result),
+        optionally with the ``V⁻¹`` of those samples, which ``v_norm_tol`` needs
+        (when not given and ``X`` is not :attr:`history`, :meth:`_certificate_V_inv`
+        keeps its own copy by rank-one updates).
         """
         solver = self.solver_
         if solver.theta_ is not self.theta_:  # theta_ was set from outside
             solver.theta_, solver.grad_, solver.n_seen_ = self.theta_.copy(), None, 0
-        fit = solver.refit(X, y)
-        self.theta_ = fit.theta
+        if self.v_norm_tol > 0.0 and self.l2 > 0.0:
+            if V_inv is None:
+                V_inv = (self.V_inv_ if X.shape[0] == self.history.n and self.V_inv_ is not None
+                         else self._certificate_V_inv(X))
+            theta, converged = solver._solve(X, y, V_inv, self.v_norm_tol)[:2]
+        else:
+            theta, converged = solver._solve(X, y, None, 0.0)[:2]
+        self.theta_ = theta
         self.n_fits_ += 1
-        self.n_failed_fits_ += int(not fit.converged)
-        return self.theta_
+        if not converged:
+            self.n_failed_fits_ += 1
+        return theta
+
+    def _certificate_V_inv(self, X: np.ndarray) -> np.ndarray:
+        """``(l2·I + X'X)⁻¹`` for samples ``X`` that may run ahead of :attr:`history`.
+
+        :attr:`V_inv_` when ``X`` is the history; otherwise (the lockstep batch
+        simulator refits on its own buffers) a private copy extended by one
+        Sherman–Morrison step per new row, formed directly when rows were skipped.
+        """
+        n = X.shape[0]
+        if n == self.history.n and self.V_inv_ is not None:
+            return self.V_inv_
+        cached = self.__dict__.get("cert_V_inv_")
+        cached_n = self.__dict__.get("cert_n_", -1)
+        if cached is not None and cached_n == n - 1:
+            sherman_morrison_update(cached, X[n - 1])
+        elif cached is None or cached_n != n:
+            cached = inverse_gram(X, self.l2)
+        self.cert_V_inv_, self.cert_n_ = cached, n
+        return cached
 
     def copy(self) -> "GLMEstimate":
         """An independent deep copy."""
@@ -117,6 +172,8 @@ class GLMEstimate:
         clone.history = self.history.copy()
         clone.theta_ = self.theta_.copy()
         clone.V_inv_ = None if self.V_inv_ is None else self.V_inv_.copy()
+        if self.__dict__.get("cert_V_inv_") is not None:
+            clone.cert_V_inv_ = self.cert_V_inv_.copy()
         clone.solver_ = self.solver_.copy()
         if self.solver_.theta_ is self.theta_:
             clone.solver_.theta_ = clone.theta_

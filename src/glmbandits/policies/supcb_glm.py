@@ -72,6 +72,15 @@ class SupCBGLM(Policy):
         :mod:`glmbandits.policies._refit_schedule`).
     refit_growth : float, default 2.0
         The det V_s growth factor (> 1) that triggers a lazy refit.
+    refit_tol : float, default 0.03
+        How exactly a stage's refit solves eq. (3), relative to its width
+        (>= 0): a refit stops once the exact gradient certifies
+        ``‖θ̂^{(s)} - θ̂^{(s)}_exact‖_{V_s} <= refit_tol·α`` (needs l2 > 0; see
+        :func:`glmbandits._fast_refit.certified_v_norm_error`), so every
+        ``m_a`` is the exact one up to ``refit_tol·w_a``. 0: only the strict
+        gradient test of :func:`glmbandits.fit_glm`. As for
+        :class:`~glmbandits.UCBGLM`; used with ``refit="every_round"`` only
+        (lazy refits are rare and always solve strictly).
 
     Attributes
     ----------
@@ -119,6 +128,7 @@ class SupCBGLM(Policy):
         *,
         refit: str = "every_round",
         refit_growth: float = 2.0,
+        refit_tol: float = 0.03,
     ) -> None:
         super().__init__(n_features, family, seed)
         owner = type(self).__name__
@@ -127,11 +137,13 @@ class SupCBGLM(Policy):
         self.tau = 2 * self.n_features if tau is None else check_int(tau, owner, "tau", minimum=0)
         self.l2 = check_nonnegative(l2, owner, "l2")
         self.refit, self.refit_growth = check_refit(refit, refit_growth, owner)
+        self.refit_tol = check_nonnegative(refit_tol, owner, "refit_tol")
         self.n_stages = int(math.floor(math.log2(self.horizon)))
         self.snapshots_: list[RarelySwitchingSnapshot | None] = [
             RarelySwitchingSnapshot(self.refit_growth) if self.refit == "lazy" else None
             for _ in range(self.n_stages + 1)]
-        self.initial_estimate_ = GLMEstimate(self.n_features, self.family, self.l2)
+        self.initial_estimate_ = GLMEstimate(self.n_features, self.family, self.l2,
+                                             column_copy=self.refit == "every_round")
         self.stage_estimates_: list[GLMEstimate | None] = [None] * (self.n_stages + 1)
         self.psi_: list[list[int]] = [[] for _ in range(self.n_stages + 1)]
         self.initial_rounds_: list[int] = []
@@ -143,14 +155,14 @@ class SupCBGLM(Policy):
     def from_theory(cls, n_features: int, horizon: int, n_actions: int, family: Any = "logistic",
                     *, theta_norm: float, delta: float = 0.05, sigma: float | None = None,
                     l2: float = 1.0, seed: SeedLike = None, refit: str = "every_round",
-                    refit_growth: float = 2.0) -> "SupCBGLM":
+                    refit_growth: float = 2.0, refit_tol: float = 0.03) -> "SupCBGLM":
         """SupCB-GLM with Theorem 3's τ = √(dT) and α = (3σ/κ)√(2 log(TK/δ)).
 
         κ is the family's κ at radius ``theta_norm + 1``; σ defaults to the family's
         sub-Gaussian constant.
         """
         policy = cls(n_features, family, horizon, 1.0, supcb_glm_tau(n_features, horizon),
-                     l2, seed, refit=refit, refit_growth=refit_growth)
+                     l2, seed, refit=refit, refit_growth=refit_growth, refit_tol=refit_tol)
         family_ = policy.family
         kappa = family_.kappa(check_nonnegative(theta_norm, f"{cls.__name__}.from_theory",
                                                 "theta_norm") + 1.0)
@@ -174,8 +186,11 @@ class SupCBGLM(Policy):
         candidates = np.ones(X.shape[0], dtype=bool)
         exploit_width = 1.0 / math.sqrt(self.horizon)
         stage = 1
+        # alpha may be set after __init__; lazy refits are rare and always solve strictly
+        v_norm_tol = self.refit_tol * self.alpha if self.refit == "every_round" else 0.0
         while True:
             estimate = self._stage_estimate(stage)
+            estimate.v_norm_tol = v_norm_tol
             snapshot = self.snapshots_[stage]
             if snapshot is not None:
                 theta, V_inv = snapshot.current(estimate)
