@@ -44,6 +44,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="batch runs per policy; the median is reported (default 3)")
     parser.add_argument("--max-seconds", type=float, default=60.0,
                         help="skip a T=long run projected to take longer (default 60)")
+    parser.add_argument("--labels", default="",
+                        help="semicolon-separated policy-table rows to run (default: all), "
+                             "e.g. 'numpy-baseline (exact);ucb-glm (exact);ucb-glm (lazy)'")
     args = parser.parse_args(argv)
     if args.quick:
         settings = dict(short_horizon=1000, long_horizon=None, n_seeds=3, batch_replicates=16,
@@ -63,6 +66,8 @@ def main(argv: list[str] | None = None) -> int:
         print(table)
         return 0
     settings["memory_labels"] = labels
+    if args.labels:
+        settings["labels"] = [name.strip() for name in args.labels.split(";") if name.strip()]
     table = run_benchmark(**settings, log=log)
     print(f"python {platform.python_version()}, numpy {np.__version__}, "
           f"{platform.machine()}; total {time.perf_counter() - start:.0f} s\n")
