@@ -7,7 +7,9 @@ UCB-GLM (Li, Lu & Zhou 2017, Algorithm 1 step 1) re-solves eq. (3),
 after every new sample. :class:`IncrementalMLE` solves it to the *same* stopping
 rule as :func:`glmbandits.estimation.solve_estimating_equation`
 (``max_j |g_j(θ)| <= tol · max(1, n)``, with ``g`` evaluated exactly on all n
-samples), but with far less work per refit:
+samples), or, when asked (the policies' ``refit_tol``), until the exact gradient
+certifies ``‖θ - θ̂‖_V <= v_norm_tol`` (:func:`certified_v_norm_error`), with far
+less work per refit:
 
 * **Cached gradient.** The gradient at the previous root θ̂ is kept; a new
   sample adds ``(μ(x'θ̂) - y) x`` to it (O(d) instead of a pass over the data).
@@ -20,6 +22,9 @@ samples), but with far less work per refit:
   or two steps usually reach the tolerance after one new sample, and each costs
   one pass over the data (``Xθ`` and ``X'r``), not the O(n d²) of a new Hessian,
   nor the objective evaluations of a line search.
+* **Fast passes.** With ``column_copy`` the passes run on a column-major copy
+  of the samples (twice the BLAS gemv speed for small d), and for the logistic
+  link on ``tanh`` rather than scipy's slower ``expit``.
 * **The gradient test is exact**: every candidate is accepted only after its
   gradient has been computed on all n samples, so a converged result solves
   eq. (3) to tolerance exactly as the plain solver's does. When a step fails to
