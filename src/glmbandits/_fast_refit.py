@@ -51,7 +51,7 @@ import math
 import numpy as np
 from scipy import linalg
 
-from .estimation import GLMFit, sherman_morrison_update, solve_estimating_equation
+from .estimation import GLMFit, solve_estimating_equation
 from .families import GLMFamily, LogisticFamily
 
 __all__ = ["IncrementalMLE", "certified_v_norm_error"]

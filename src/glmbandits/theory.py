@@ -28,6 +28,7 @@ from .families import get_family
 
 __all__ = [
     "kappa",
+    "kappa_and_sigma",
     "ucb_glm_alpha",
     "ucb_glm_regret_bound",
     "supcb_glm_alpha",
@@ -50,6 +51,25 @@ def kappa(family: Any, radius: float) -> float:
     0.25
     """
     return get_family(family, "kappa").kappa(radius)
+
+
+def kappa_and_sigma(family: Any, theta_norm: float, sigma: float | None = None,
+                    owner: str = "kappa_and_sigma") -> tuple[float, float]:
+    """κ of Assumption 1 at radius ``‖θ*‖ + 1`` and the noise's sub-Gaussian σ, eq. (2).
+
+    σ is the family's own constant unless given (Poisson has none: pass it).
+    Used by the policies' ``from_theory`` constructors.
+
+    Examples
+    --------
+    >>> kappa_, sigma_ = kappa_and_sigma("logistic", 0.0)
+    >>> round(kappa_, 4), sigma_
+    (0.1966, 0.5)
+    """
+    family = get_family(family, owner)
+    radius = check_nonnegative(theta_norm, owner, "theta_norm") + 1.0
+    sigma = family.sub_gaussian_sigma() if sigma is None else check_positive(sigma, owner, "sigma")
+    return family.kappa(radius), sigma
 
 
 def _common(owner: str, delta: float, sigma: float, kappa_: float) -> tuple[float, float, float]:

@@ -204,7 +204,7 @@ def _check_grid_values(table: Mapping[str, Any], owner: str, where: str) -> None
         if isinstance(value, list) and not value:
             raise _fail(owner, f"{where}{key}", "is an empty list (a grid axis needs values)")
         if isinstance(value, dict):
-            raise _fail(owner, f"{where}{key}", f"must be a scalar or a list, got a table")
+            raise _fail(owner, f"{where}{key}", "must be a scalar or a list, got a table")
 
 
 def parse_config(data: Mapping[str, Any], owner: str = "parse_config") -> ExperimentConfig:

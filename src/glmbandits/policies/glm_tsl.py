@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import SeedLike, check_int, check_nonnegative, check_positive
+from .._validation import SeedLike, check_int, check_positive
 from .base import ActionScores, Policy, tied_scores
 from ._estimators import GLMEstimate
 from ._thompson import thompson_choice

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import SeedLike, check_int, check_nonnegative, check_positive
-from ..theory import supcb_glm_alpha, supcb_glm_tau
+from ..theory import kappa_and_sigma, supcb_glm_alpha, supcb_glm_tau
 from .base import ActionScores, Policy, argmax_random_tie, tied_scores, ucb_scores
 from ._estimators import GLMEstimate
 from ._refit_schedule import RarelySwitchingSnapshot, check_refit
@@ -161,14 +161,10 @@ class SupCBGLM(Policy):
         κ is the family's κ at radius ``theta_norm + 1``; σ defaults to the family's
         sub-Gaussian constant.
         """
-        policy = cls(n_features, family, horizon, 1.0, supcb_glm_tau(n_features, horizon),
-                     l2, seed, refit=refit, refit_growth=refit_growth, refit_tol=refit_tol)
-        family_ = policy.family
-        kappa = family_.kappa(check_nonnegative(theta_norm, f"{cls.__name__}.from_theory",
-                                                "theta_norm") + 1.0)
-        sigma = family_.sub_gaussian_sigma() if sigma is None else sigma
-        policy.alpha = supcb_glm_alpha(horizon, n_actions, delta, sigma, kappa)
-        return policy
+        kappa, sigma = kappa_and_sigma(family, theta_norm, sigma, f"{cls.__name__}.from_theory")
+        alpha = supcb_glm_alpha(horizon, n_actions, delta, sigma, kappa)
+        return cls(n_features, family, horizon, alpha, supcb_glm_tau(n_features, horizon),
+                   l2, seed, refit=refit, refit_growth=refit_growth, refit_tol=refit_tol)
 
     # -- the screening of Algorithm 3 ---------------------------------------
     def _stage_estimate(self, stage: int) -> GLMEstimate:

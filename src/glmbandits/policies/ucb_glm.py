@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import SeedLike, check_int, check_nonnegative, check_positive
-from ..theory import ucb_glm_alpha
+from ..theory import kappa_and_sigma, ucb_glm_alpha
 from .base import ActionScores, Policy, tied_scores, ucb_scores
 from ._estimators import GLMEstimate
 from ._refit_schedule import RarelySwitchingSnapshot, check_refit
@@ -160,15 +160,10 @@ class UCBGLM(Policy):
         family's sub-Gaussian constant. Theorem 2's τ involves an unspecified
         universal constant, so ``tau`` keeps the practical default unless given.
         """
-        policy = cls(n_features, family, 1.0, tau, l2, seed, refit=refit,
-                     refit_growth=refit_growth, refit_tol=refit_tol)
-        family_ = policy.family
-        kappa = family_.kappa(check_nonnegative(theta_norm, f"{cls.__name__}.from_theory",
-                                                "theta_norm") + 1.0)
-        sigma = family_.sub_gaussian_sigma() if sigma is None else sigma
-        policy.alpha = ucb_glm_alpha(n_features, horizon, delta, sigma, kappa)
-        policy.estimate_.v_norm_tol = policy._v_norm_tol()
-        return policy
+        kappa, sigma = kappa_and_sigma(family, theta_norm, sigma, f"{cls.__name__}.from_theory")
+        alpha = ucb_glm_alpha(n_features, horizon, delta, sigma, kappa)
+        return cls(n_features, family, alpha, tau, l2, seed, refit=refit,
+                   refit_growth=refit_growth, refit_tol=refit_tol)
 
     def _v_norm_tol(self) -> float:
         """The estimate's certified V-norm error: ``refit_tol·α`` in every-round mode.
