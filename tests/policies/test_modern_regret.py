@@ -23,5 +23,6 @@ def test_beats_random_by_wide_margin(name):
     seeds = range(10)
     learner = np.array([_regret(name, s) for s in seeds])
     random = np.array([_regret("random", s) for s in seeds])
-    assert learner.mean() < 0.6 * random.mean()
-    assert np.all(learner < random)
+    # measured: mean ratio <= 0.17 and per-seed ratio <= 0.23 (rs-glincb, the weakest)
+    assert learner.mean() < 0.35 * random.mean()
+    assert np.all(learner < 0.5 * random)
