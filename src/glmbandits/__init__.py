@@ -14,6 +14,7 @@ from .families import GLMFamily, LinearFamily, LogisticFamily, PoissonFamily, Pr
 from .policies import LinUCB, Policy, RandomPolicy, SupCBGLM, UCBGLM
 from .policies import (GLMTSL, GLMUCB, GLOC, ECOLog, EpsilonGreedy, LaplaceTS,
                        RSGLinCB)
+from .policies import OFUGLB
 from .simulation import SimulationResult, simulate
 from .batch_simulation import BatchSimulationResult, simulate_batch
 
@@ -39,6 +40,7 @@ __all__ = [
     "LaplaceTS",
     "GLOC",
     "ECOLog",
+    "OFUGLB",
     "RSGLinCB",
     "EpsilonGreedy",
     "SyntheticGLMEnv",

@@ -8,10 +8,12 @@ from .glm_ucb import GLMUCB
 from .gloc import GLOC
 from .laplace_ts import LaplaceTS
 from .linucb import LinUCB
+from .ofuglb import OFUGLB
 from .random_policy import RandomPolicy
 from .rs_glincb import RSGLinCB
 from .supcb_glm import SupCBGLM
 from .ucb_glm import UCBGLM
 
 __all__ = ["ActionScores", "Policy", "UCBGLM", "SupCBGLM", "LinUCB", "RandomPolicy",
-           "GLMUCB", "GLMTSL", "LaplaceTS", "GLOC", "ECOLog", "RSGLinCB", "EpsilonGreedy"]
+           "GLMUCB", "GLMTSL", "LaplaceTS", "GLOC", "ECOLog", "RSGLinCB", "EpsilonGreedy",
+           "OFUGLB"]

@@ -19,6 +19,7 @@ from .glm_ucb import GLMUCB
 from .gloc import GLOC
 from .laplace_ts import LaplaceTS
 from .linucb import LinUCB
+from .ofuglb import OFUGLB
 from .random_policy import RandomPolicy
 from .rs_glincb import RSGLinCB
 from .supcb_glm import SupCBGLM
@@ -77,3 +78,5 @@ register_policy("rs-glincb", lambda p, seed, **kw: RSGLinCB(
     p.n_features, p.family, **{"horizon": p.horizon, "radius": p.theta_norm, **kw}, seed=seed))
 register_policy("epsilon-greedy", lambda p, seed, **kw: EpsilonGreedy(p.n_features, p.family,
                                                                       seed=seed, **kw))
+register_policy("ofuglb", lambda p, seed, **kw: OFUGLB(
+    p.n_features, p.family, **{"radius": p.theta_norm, **kw}, seed=seed))
