@@ -6,7 +6,8 @@ import pytest
 from glmbandits import SyntheticGLMEnv, simulate
 from glmbandits.policies.registry import ProblemSpec, make_policy
 
-NAMES = ["glm-ucb", "glm-tsl", "laplace-ts", "gloc", "ecolog", "rs-glincb", "epsilon-greedy"]
+NAMES = ["glm-ucb", "glm-tsl", "laplace-ts", "gloc", "ecolog", "rs-glincb", "epsilon-greedy",
+         "ofuglb"]
 PROBLEM = ProblemSpec(n_features=3, n_actions=10, family="logistic", horizon=400, theta_norm=3.0)
 
 
