@@ -207,7 +207,9 @@ class OFUGLB(Policy):
         Multiplier of β_t^theory. The default is a *practical* value (the theory
         radius over-explores, as UCB-GLM's Theorem-2 α does): chosen from a
         coarse grid (1, 0.3, 0.1, 0.03) on the small logistic problem of
-        ``tests/policies/test_ofuglb.py``, without a guarantee.
+        ``tests/policies/test_modern_regret.py`` (d=3, K=10, T=400, seeds 0-9:
+        regret / Random's = 0.067, 0.046, 0.033, 0.029 on average), without a
+        guarantee; 0.1 rather than 0.03 keeps a margin of exploration.
     radius : float, default 3.0
         S, the assumed bound on ‖θ*‖ (enters β_t only).
     l2 : float, default 1.0
