@@ -35,7 +35,7 @@ from .estimation import sherman_morrison_update
 from .families import get_family
 from .policies.base import Policy, tied_scores, ucb_scores
 from .policies.registry import ProblemSpec, make_policy, policy_names
-from .simulation import simulate
+from .simulation import play, simulate
 
 __all__ = ["NaiveExactUCBGLM", "BenchRow", "BatchRow", "MemoryRow", "policy_variants",
            "bench_policies", "bench_batch", "bench_memory", "format_table", "run_benchmark"]
@@ -124,12 +124,7 @@ def _peak_memory(factory: Callable[[Any], Policy], horizon: int, seed: int = 0) 
     gc.collect()
     tracemalloc.start()
     try:
-        contexts = env.reset(seed=seed)
-        for _ in range(horizon):
-            action = policy.select(contexts)
-            chosen = contexts[action]
-            contexts, reward, _ = env.step(action)
-            policy.update(chosen, reward)
+        play(policy, env, horizon, seed=seed)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()

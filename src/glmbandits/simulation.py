@@ -10,7 +10,7 @@ import numpy as np
 
 from ._validation import SeedLike, check_int
 
-__all__ = ["SimulationResult", "simulate"]
+__all__ = ["SimulationResult", "simulate", "play"]
 
 
 @dataclass(frozen=True)
@@ -106,3 +106,19 @@ def simulate(policy: Any, env: Any, horizon: int, seed: SeedLike = None, *,
         contexts = next_contexts
     return SimulationResult(regret, actions, rewards, expected, propensities, seconds,
                             contexts=None if recorded is None else tuple(recorded))
+
+
+def play(policy: Any, env: Any, horizon: int, seed: SeedLike = None) -> Any:
+    """Run the select/step/update loop of :func:`simulate` without recording anything.
+
+    For probes that must not allocate result arrays (peak-memory measurements)
+    and for tests that only need a policy in a given state. Returns the contexts
+    of the round after the last one played.
+    """
+    contexts = env.reset(seed=seed)
+    for _ in range(horizon):
+        action = policy.select(contexts)
+        chosen = contexts[action]
+        contexts, reward, _ = env.step(action)
+        policy.update(chosen, reward)
+    return contexts

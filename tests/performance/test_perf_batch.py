@@ -12,6 +12,8 @@ from glmbandits import (GLOC, LinUCB, RandomPolicy, SyntheticGLMEnv, UCBGLM, sim
 from glmbandits.policies.batch_kernels import SequentialKernel, make_batch_kernel
 from glmbandits._array_backend import get_backend
 
+from batch_helpers import assert_same_trajectory
+
 FACTORIES = {
     "linucb": (lambda s: LinUCB(4, alpha=0.8, seed=s), "LinUCBKernel"),
     "ucb-glm exact": (lambda s: UCBGLM(4, seed=s), "UCBGLMKernel"),
@@ -32,10 +34,7 @@ def test_batch_trajectories_equal_sequential_runs(name, n_actions):
     assert batch.kernel == kernel and batch.regret.shape == (4, horizon)
     for r, seed in enumerate(seeds):
         sequential = simulate(factory(seed), env_factory(seed), horizon, seed=seed)
-        np.testing.assert_array_equal(batch.actions[r], sequential.actions)
-        np.testing.assert_array_equal(batch.regret[r], sequential.regret)
-        np.testing.assert_array_equal(batch.rewards[r], sequential.rewards)
-        np.testing.assert_array_equal(batch.propensities[r], sequential.propensities)
+        assert_same_trajectory(batch, r, sequential)
     np.testing.assert_allclose(batch.cumulative_regret[:, -1],
                                batch.regret.sum(axis=1))
 

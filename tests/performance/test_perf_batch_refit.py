@@ -20,6 +20,8 @@ from glmbandits._batch_refit import BatchedFit, batched_newton_refit, stopping_t
 from glmbandits.estimation import solve_estimating_equation
 from glmbandits.families import get_family
 
+from batch_helpers import assert_same_trajectory
+
 LOGISTIC = get_family("logistic")
 D = 4
 
@@ -65,10 +67,7 @@ def test_batched_refits_keep_trajectories_identical(monkeypatch, n_actions):
     assert max(call[0].shape[0] for call in calls) > 1  # some refits really were stacked
     for r, seed in enumerate(seeds):
         sequential = simulate(_lazy(seed), env_factory(seed), horizon, seed=seed)
-        np.testing.assert_array_equal(batch.actions[r], sequential.actions)
-        np.testing.assert_array_equal(batch.rewards[r], sequential.rewards)
-        np.testing.assert_array_equal(batch.regret[r], sequential.regret)
-        np.testing.assert_array_equal(batch.propensities[r], sequential.propensities)
+        assert_same_trajectory(batch, r, sequential)
 
 
 def test_every_batched_refit_solves_eq3_to_tolerance(monkeypatch):

@@ -8,16 +8,11 @@ import numpy as np
 import pytest
 
 from glmbandits import SupCBGLM, SyntheticGLMEnv, UCBGLM, fit_glm, simulate
+from glmbandits.simulation import play
 
 
 def _play(policy, env, rounds, seed=0):
-    contexts = env.reset(seed=seed)
-    for _ in range(rounds):
-        action = policy.select(contexts)
-        chosen = contexts[action]
-        contexts, reward, _ = env.step(action)
-        policy.update(chosen, reward)
-    return contexts
+    return play(policy, env, rounds, seed=seed)
 
 
 def test_lazy_scores_equal_a_direct_computation_from_the_snapshot():

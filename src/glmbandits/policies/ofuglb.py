@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import SeedLike, check_nonnegative, check_positive, check_probability
+from .._validation import SeedLike, check_positive, check_probability
 from ..families import GLMFamily
 from .base import ActionScores, Policy
 from ._estimators import GLMEstimate
