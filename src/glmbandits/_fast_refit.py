@@ -54,7 +54,7 @@ from scipy import linalg
 from .estimation import GLMFit, solve_estimating_equation
 from .families import GLMFamily, LogisticFamily
 
-__all__ = ["IncrementalMLE", "certified_v_norm_error"]
+__all__ = ["IncrementalMLE", "certified_v_norm_error", "certified_v_norm_errors"]
 
 #: Quasi-Newton steps tried before falling back to the line-search solver.
 _MAX_FAST_STEPS = 6
@@ -115,9 +115,17 @@ def certified_v_norm_error(gradient: np.ndarray, eta_max: float, V_inv: np.ndarr
     """
     if l2 <= 0.0 or not 0.0 < radius <= _MAX_CERTIFY_RADIUS:
         return math.inf
-    reach = eta_max + radius
-    if not reach < math.inf:
+    kappa = _curvature_floor(eta_max + radius, family, kappa_cache)
+    if not kappa > 0.0:
         return math.inf
+    error = math.sqrt(max(float(gradient @ (V_inv @ gradient)), 0.0)) / kappa
+    return error if error <= radius else math.inf
+
+
+def _curvature_floor(reach: float, family: GLMFamily, kappa_cache: dict | None) -> float:
+    """``κ̃ = min(1, κ(reach))``, memoised on the 1/64 grid (rounded up); 0 if reach is infinite."""
+    if not reach < math.inf:
+        return 0.0
     if kappa_cache is None:
         kappa = family._kappa(reach)
     else:
@@ -125,11 +133,33 @@ def certified_v_norm_error(gradient: np.ndarray, eta_max: float, V_inv: np.ndarr
         kappa = kappa_cache.get(bucket)
         if kappa is None:
             kappa = kappa_cache[bucket] = family._kappa(bucket * _KAPPA_GRID)
-    kappa = min(kappa, 1.0)
-    if not kappa > 0.0:
-        return math.inf
-    error = math.sqrt(max(float(gradient @ (V_inv @ gradient)), 0.0)) / kappa
-    return error if error <= radius else math.inf
+    return min(kappa, 1.0)
+
+
+def certified_v_norm_errors(gradients: np.ndarray, eta_max: np.ndarray, V_inv: np.ndarray,
+                            family: GLMFamily, l2: float, radius: np.ndarray,
+                            kappa_cache: dict | None = None) -> np.ndarray:
+    """:func:`certified_v_norm_error` for r rows at once: shapes (r, d), (r,), (r, d, d), (r,).
+
+    Row i's bound is that of row i alone (``inf`` where no certificate is
+    issued, e.g. ``radius[i] <= 0``); the quadratic forms are batched.
+    """
+    r = gradients.shape[0]
+    errors = np.full(r, math.inf)
+    if l2 <= 0.0:
+        return errors
+    quadratic = np.einsum("rd,rd->r", gradients, np.matmul(V_inv, gradients[:, :, None])[:, :, 0])
+    norms = np.sqrt(np.maximum(quadratic, 0.0))
+    for i in range(r):
+        rho = float(radius[i])
+        if not 0.0 < rho <= _MAX_CERTIFY_RADIUS:
+            continue
+        kappa = _curvature_floor(float(eta_max[i]) + rho, family, kappa_cache)
+        if kappa > 0.0:
+            error = float(norms[i]) / kappa
+            if error <= rho:
+                errors[i] = error
+    return errors
 
 
 class IncrementalMLE:

@@ -44,6 +44,9 @@ class BatchSimulationResult:
         The batch kernel that ran (``"SequentialKernel"`` when none applies).
     backend : str
         The array module.
+    n_steps : int
+        Batch steps taken: T in lockstep; a little more when a kernel holds
+        replicates back to refit them together (lazy UCB-GLM).
     """
 
     regret: np.ndarray
@@ -55,6 +58,7 @@ class BatchSimulationResult:
     env_seconds: float
     kernel: str
     backend: str
+    n_steps: int = 0
 
     @property
     def n_replicates(self) -> int:
@@ -150,34 +154,45 @@ def simulate_batch(policy_factory: Callable[[Any], Any], env_factory: Callable[[
     envs = [env_factory(seed) for seed in seeds]
     contexts = [env.reset(seed=seed) for env, seed in zip(envs, seeds)]
     kernel = make_batch_kernel(policies, array_backend)
+    kernel.reserve(horizon)
     R = len(seeds)
     shape = (R, horizon)
     regret, rewards = np.empty(shape), np.empty(shape)
     expected, propensities = np.empty(shape), np.empty(shape)
     actions = np.empty(shape, dtype=np.int64)
-    rows = np.arange(R)
+    played = np.zeros(R, dtype=np.int64)  # rounds each replicate has played
     clock = time.perf_counter
     seconds = env_seconds = 0.0
     start = clock()
     X, valid = _stack_contexts(contexts)
     env_seconds += clock() - start
-    for t in range(horizon):
+    n_steps = 0
+    while True:
+        active = played < horizon
+        if not active.any():
+            break
         start = clock()
-        chosen_actions, chosen_propensities = kernel.select(X, valid)
+        rows = kernel.ready(active)
+        chosen_actions, chosen_propensities = kernel.select(X, valid, rows)
         chosen = X[rows, chosen_actions]
         seconds += clock() - start
         start = clock()
-        for r, env in enumerate(envs):
-            contexts[r], rewards[r, t], info = env.step(int(chosen_actions[r]))
-            regret[r, t] = info["regret"]
-            expected[r, t] = info["expected_reward"]
+        rounds = played[rows]
+        chosen_rewards = np.empty(rows.shape[0])
+        for i, r in enumerate(rows):
+            contexts[r], chosen_rewards[i], info = envs[r].step(int(chosen_actions[i]))
+            regret[r, rounds[i]] = info["regret"]
+            expected[r, rounds[i]] = info["expected_reward"]
         X, valid = _stack_contexts(contexts)
         env_seconds += clock() - start
         start = clock()
-        kernel.update(chosen, rewards[:, t])
+        kernel.update(rows, chosen, chosen_rewards)
         seconds += clock() - start
-        actions[:, t] = chosen_actions
-        propensities[:, t] = chosen_propensities
+        rewards[rows, rounds] = chosen_rewards
+        actions[rows, rounds] = chosen_actions
+        propensities[rows, rounds] = chosen_propensities
+        played[rows] += 1
+        n_steps += 1
     kernel.finalize()
     return BatchSimulationResult(regret, actions, rewards, expected, propensities, seconds,
-                                 env_seconds, type(kernel).__name__, array_backend.name)
+                                 env_seconds, type(kernel).__name__, array_backend.name, n_steps)

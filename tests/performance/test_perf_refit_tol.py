@@ -210,13 +210,17 @@ def test_column_copy_solver_solves_eq3_and_survives_copy_and_pickle(family_name)
     np.testing.assert_allclose(fit.theta, plain, atol=1e-5)
 
 
-def test_refit_tol_is_validated_and_not_used_by_lazy_refits():
+def test_refit_tol_is_validated_and_used_by_both_refit_modes():
     with pytest.raises(ValueError, match="UCBGLM: refit_tol must be >= 0"):
         UCBGLM(3, refit_tol=-0.1)
     with pytest.raises(ValueError, match="SupCBGLM: refit_tol must be >= 0"):
         SupCBGLM(3, refit_tol=-1.0)
-    lazy = UCBGLM(3, refit="lazy", seed=0)
+    lazy = UCBGLM(3, refit="lazy", seed=0, alpha=2.0)
     _play(lazy, SyntheticGLMEnv(3, 4, seed=0), 50, seed=0)
-    assert lazy.estimate_.v_norm_tol == 0.0
+    assert lazy.estimate_.v_norm_tol == pytest.approx(0.03 * 2.0)
+    assert lazy.estimate_.newton_ is not None  # lazy refits: the lazy Newton solver
+    strict = UCBGLM(3, refit="lazy", seed=0, refit_tol=0.0)
+    _play(strict, SyntheticGLMEnv(3, 4, seed=0), 50, seed=0)
+    assert strict.estimate_.v_norm_tol == 0.0
     exact = UCBGLM.from_theory(3, 1000, theta_norm=1.0, refit_tol=0.05)
     assert exact.estimate_.v_norm_tol == pytest.approx(0.05 * exact.alpha)

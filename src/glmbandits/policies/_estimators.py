@@ -13,6 +13,7 @@ import numpy as np
 
 from .._fast_refit import IncrementalMLE
 from .._history import SampleHistory
+from .._lazy_refit import NewtonCache, lazy_newton_refit
 from ..estimation import inverse_gram, sherman_morrison_update
 from ..families import GLMFamily
 
@@ -52,6 +53,12 @@ class GLMEstimate:
         Let the solver keep a column-major copy of the samples for faster
         passes (see :class:`~glmbandits._fast_refit.IncrementalMLE`); for
         estimates refitted every round.
+    lazy : bool, default False
+        Refits come after many new samples (rarely-switching schedules): with
+        ``l2 > 0`` they use :func:`glmbandits._lazy_refit.lazy_newton_refit`
+        (Newton steps from the previous root with a cached Hessian), the solver
+        the lockstep batch simulator runs for many replicates at once, instead
+        of the per-sample :class:`~glmbandits._fast_refit.IncrementalMLE`.
 
     Attributes
     ----------
@@ -64,13 +71,15 @@ class GLMEstimate:
         (separable data) and the finite last Newton iterate was kept.
     solver_ : IncrementalMLE
         The warm-started exact solver and its caches.
+    newton_ : NewtonCache or None
+        With ``lazy`` (and ``l2 > 0``): the lazy solver's cache (one row).
     log_det_V_ : float or None
         ``log det V`` (None while l2 == 0 and V has not been formed yet).
     """
 
     def __init__(self, n_features: int, family: GLMFamily, l2: float, tol: float = 1e-8,
-                 max_iter: int = 50, v_norm_tol: float = 0.0, column_copy: bool = False
-                 ) -> None:
+                 max_iter: int = 50, v_norm_tol: float = 0.0, column_copy: bool = False,
+                 lazy: bool = False) -> None:
         self.family = family
         self.l2 = l2
         self.tol = tol
@@ -81,6 +90,8 @@ class GLMEstimate:
         self.V_inv_: np.ndarray | None = np.eye(n_features) / l2 if l2 > 0 else None
         self.log_det_V_: float | None = n_features * math.log(l2) if l2 > 0 else None
         self.solver_ = IncrementalMLE(n_features, family, l2, tol, max_iter, column_copy)
+        self.newton_: NewtonCache | None = (NewtonCache.fresh(self.theta_[None], l2)
+                                            if lazy and l2 > 0.0 else None)
         self.stale_ = False
         self.n_fits_ = 0
         self.n_failed_fits_ = 0
@@ -130,6 +141,8 @@ class GLMEstimate:
         (when not given and ``X`` is not :attr:`history`, :meth:`_certificate_V_inv`
         keeps its own copy by rank-one updates).
         """
+        if self.newton_ is not None:
+            return self._refit_lazy(X, y, V_inv)
         solver = self.solver_
         if solver.theta_ is not self.theta_:  # theta_ was set from outside
             solver.theta_, solver.grad_, solver.n_seen_ = self.theta_.copy(), None, 0
@@ -145,6 +158,25 @@ class GLMEstimate:
         if not converged:
             self.n_failed_fits_ += 1
         return theta
+
+    def _refit_lazy(self, X: np.ndarray, y: np.ndarray, V_inv: np.ndarray | None
+                    ) -> np.ndarray:
+        """:meth:`refit_on` with the lazy solver (a one-row :func:`lazy_newton_refit`)."""
+        cache = self.newton_
+        if not np.array_equal(cache.theta[0], self.theta_):  # theta_ was set from outside
+            self.newton_ = cache = NewtonCache.fresh(self.theta_[None], self.l2)
+        if self.v_norm_tol > 0.0 and V_inv is None:
+            V_inv = (self.V_inv_ if X.shape[0] == self.history.n and self.V_inv_ is not None
+                     else self._certificate_V_inv(X))
+        fit = lazy_newton_refit(X[None], y[None], cache, self.family, self.l2, self.tol,
+                                V_inv=None if V_inv is None else V_inv[None],
+                                v_norm_tol=self.v_norm_tol, kappa_cache=self.solver_.kappa_cache_,
+                                fallback_max_iter=self.max_iter)
+        self.theta_ = fit.theta[0]
+        self.n_fits_ += 1
+        if not fit.converged[0]:
+            self.n_failed_fits_ += 1
+        return self.theta_
 
     def _certificate_V_inv(self, X: np.ndarray) -> np.ndarray:
         """``(l2·I + X'X)⁻¹`` for samples ``X`` that may run ahead of :attr:`history`.
@@ -175,6 +207,7 @@ class GLMEstimate:
         if self.__dict__.get("cert_V_inv_") is not None:
             clone.cert_V_inv_ = self.cert_V_inv_.copy()
         clone.solver_ = self.solver_.copy()
+        clone.newton_ = None if self.newton_ is None else self.newton_.copy()
         if self.solver_.theta_ is self.theta_:
             clone.solver_.theta_ = clone.theta_
         return clone

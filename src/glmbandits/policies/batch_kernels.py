@@ -28,7 +28,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .._array_backend import ArrayBackend
-from .._batch_refit import batched_newton_refit
+from .._lazy_refit import NewtonCache, lazy_newton_refit
 from .._history import SampleHistory
 from .base import ActionScores, Policy
 from .linucb import LinUCB
@@ -71,7 +71,7 @@ def argmax_rows(values: np.ndarray, valid: np.ndarray | None, tied_rows: np.ndar
                 rngs: Sequence[np.random.Generator]) -> tuple[np.ndarray, np.ndarray]:
     """Per-row argmax with uniform tie-breaking from each row's own generator.
 
-    Row r behaves as ``argmax_random_tie(values[r, valid[r]], rngs[r])``: the
+    Row i behaves as ``argmax_random_tie(values[i, valid[i]], rngs[i])``: the
     generator is drawn from only when several actions tie. Rows flagged in
     ``tied_rows`` treat every valid action as tied (a uniformly random round).
     Returns (actions, number tied).
@@ -83,15 +83,73 @@ def argmax_rows(values: np.ndarray, valid: np.ndarray | None, tied_rows: np.ndar
         tied[tied_rows] = True if valid is None else valid[tied_rows]
     counts = tied.sum(axis=1)
     actions = tied.argmax(axis=1)
-    for r in np.flatnonzero(counts > 1):
-        best = tied[r].nonzero()[0]
-        actions[r] = best[rngs[r].integers(best.shape[0])]
+    for i in np.flatnonzero(counts > 1):
+        best = tied[i].nonzero()[0]
+        actions[i] = best[rngs[i].integers(best.shape[0])]
     return actions, counts
+
+
+class _LastScores:
+    """Each replicate's scores and propensity of the last round it played."""
+
+    def __init__(self, n_replicates: int) -> None:
+        self.n_replicates = n_replicates
+        self.arrays: list[np.ndarray] | None = None  # ucb, mean, width: (R, K_max)
+        self.valid: np.ndarray | None = None  # (R, K_max) when K varies
+        self.propensities = np.full(n_replicates, np.nan)
+        self.played = np.zeros(n_replicates, dtype=bool)
+
+    def record(self, rows: np.ndarray, everyone: bool, scores: tuple[np.ndarray, ...],
+               valid: np.ndarray | None, propensities: np.ndarray) -> None:
+        K = scores[0].shape[1]
+        if everyone:  # scores are (R, K): keep them (fresh arrays every round)
+            self.arrays, self.valid = list(scores), valid
+        else:
+            if self.arrays is None or self.arrays[0].shape[1] != K:
+                self._resize(K)
+            for array, values in zip(self.arrays, scores):
+                array[rows] = values
+            if valid is not None or self.valid is not None:
+                if self.valid is None:
+                    self.valid = np.ones((self.n_replicates, K), dtype=bool)
+                self.valid[rows] = True if valid is None else valid
+        self.propensities[rows] = propensities
+        self.played[rows] = True
+
+    def _resize(self, K: int) -> None:
+        old, old_valid = self.arrays, self.valid
+        self.arrays = [np.zeros((self.n_replicates, K)) for _ in range(3)]
+        self.valid = np.zeros((self.n_replicates, K), dtype=bool)
+        if old is None:
+            return
+        k = min(K, old[0].shape[1])
+        for array, previous in zip(self.arrays, old):
+            array[:, :k] = previous[:, :k]
+        self.valid[:, :k] = True if old_valid is None else old_valid[:, :k]
+
+    def write_back(self, policies: Sequence[Policy]) -> None:
+        if self.arrays is None:
+            return
+        ucb, mean, width = self.arrays
+        for r in np.flatnonzero(self.played):
+            keep = slice(None) if self.valid is None else self.valid[r]
+            policies[r].last_scores_ = ActionScores(ucb=ucb[r][keep].copy(),
+                                                    mean=mean[r][keep].copy(),
+                                                    width=width[r][keep].copy())
+            policies[r].last_propensity_ = float(self.propensities[r])
 
 
 # -- kernels ----------------------------------------------------------------------------------
 class BatchKernel(ABC):
-    """R policies advanced in lockstep.
+    """R policies advanced together, round by round.
+
+    :func:`~glmbandits.simulate_batch` asks the kernel each step which replicates
+    play (:meth:`ready`), then calls :meth:`select` and :meth:`update` for those
+    rows. Most kernels let every replicate play every step (lockstep). A kernel
+    may hold a replicate back for a few steps (UCB-GLM lazy refits wait until
+    they can be done together): each replicate still plays its own rounds in
+    order, on its own state, contexts and random streams, so its trajectory is
+    that of its sequential run.
 
     Parameters
     ----------
@@ -104,59 +162,89 @@ class BatchKernel(ABC):
     def __init__(self, policies: Sequence[Policy], backend: ArrayBackend) -> None:
         self.policies = list(policies)
         self.backend = backend
+        self.n_replicates = len(self.policies)
         self.rngs = [policy.rng_ for policy in self.policies]
-        self.rounds_ = 0
-        self._last: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+        self.rounds_ = np.zeros(self.n_replicates, dtype=np.int64)
+        self._last = _LastScores(self.n_replicates)
+
+    def ready(self, active: np.ndarray) -> np.ndarray:
+        """Indices of the replicates that play now, among the ``active`` ones (R,) bool.
+
+        Never empty while some replicate is active. Default: all active ones.
+        """
+        return np.flatnonzero(active)
 
     @abstractmethod
-    def select(self, X: np.ndarray, valid: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-        """Actions (R,) and propensities (R,) for contexts X (R, K, d).
+    def select(self, X: np.ndarray, valid: np.ndarray | None, rows: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray]:
+        """Actions and propensities (one per index in ``rows``) for contexts X (R, K, d).
 
-        ``valid`` (R, K) marks real actions when the replicates have different K
-        (rows padded with zeros); None when all are real.
+        ``X`` holds every replicate's current contexts; only the replicates
+        ``rows`` play. ``valid`` (R, K) marks real actions when the replicates
+        have different K (rows padded with zeros); None when all are real.
         """
 
     @abstractmethod
-    def update(self, x: np.ndarray, rewards: np.ndarray) -> None:
-        """Absorb the chosen rows x (R, d) and their rewards (R,)."""
+    def update(self, rows: np.ndarray, x: np.ndarray, rewards: np.ndarray) -> None:
+        """Absorb the chosen rows x (len(rows), d) and rewards of the replicates ``rows``."""
+
+    def reserve(self, rounds: int) -> None:
+        """Prepare for ``rounds`` more rounds (kernels with growing buffers allocate once)."""
 
     def finalize(self) -> None:
         """Write the stacked state back into the policy objects."""
-        if self._last is not None:
-            ucb, mean, width, propensities = self._last
-            for r, policy in enumerate(self.policies):
-                policy.last_scores_ = ActionScores(ucb=ucb[r], mean=mean[r], width=width[r])
-                policy.last_propensity_ = float(propensities[r])
-        for policy in self.policies:
-            policy.n_updates_ += self.rounds_
-        self.rounds_ = 0
+        self._last.write_back(self.policies)
+        for policy, rounds in zip(self.policies, self.rounds_):
+            policy.n_updates_ += int(rounds)
+        self.rounds_[:] = 0
+
+    def _everyone(self, rows: np.ndarray) -> bool:
+        """Whether ``rows`` is every replicate, in order (then arrays need no indexing)."""
+        return rows.shape[0] == self.n_replicates
+
+    def _full(self, rows: np.ndarray, values: np.ndarray) -> np.ndarray:
+        """``values`` of the replicates ``rows`` in an (R, ...) array, zeros elsewhere."""
+        if self._everyone(rows):
+            return values
+        full = np.zeros((self.n_replicates, *values.shape[1:]))
+        full[rows] = values
+        return full
 
     def _record(self, ucb: Any, mean: Any, width: Any, valid: np.ndarray | None,
-                tied_rows: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+                tied_rows: np.ndarray | None, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Actions of the replicates ``rows`` from their (R, K) scores; keeps the scores."""
         to_numpy = self.backend.to_numpy
-        ucb, mean, width = to_numpy(ucb), to_numpy(mean), to_numpy(width)
-        actions, counts = argmax_rows(ucb, valid, tied_rows, self.rngs)
+        scores = (to_numpy(ucb), to_numpy(mean), to_numpy(width))
+        everyone = self._everyone(rows)
+        if not everyone:
+            scores = tuple(array[rows] for array in scores)
+            valid = None if valid is None else valid[rows]
+            tied_rows = None if tied_rows is None else tied_rows[rows]
+        rngs = self.rngs if everyone else [self.rngs[r] for r in rows]
+        actions, counts = argmax_rows(scores[0], valid, tied_rows, rngs)
         propensities = 1.0 / counts
-        self._last = (ucb, mean, width, propensities)
+        self._last.record(rows, everyone, scores, valid, propensities)
         return actions, propensities
 
 
 class SequentialKernel(BatchKernel):
     """Fallback for any policy: call each replicate's ``select``/``update`` in turn."""
 
-    def select(self, X: np.ndarray, valid: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-        actions = np.empty(len(self.policies), dtype=np.int64)
-        propensities = np.empty(len(self.policies))
-        for r, policy in enumerate(self.policies):
+    def select(self, X: np.ndarray, valid: np.ndarray | None, rows: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray]:
+        actions = np.empty(rows.shape[0], dtype=np.int64)
+        propensities = np.empty(rows.shape[0])
+        for i, r in enumerate(rows):
+            policy = self.policies[r]
             contexts = X[r] if valid is None else X[r, valid[r]]
-            actions[r] = policy.select(contexts)
+            actions[i] = policy.select(contexts)
             propensity = policy.last_propensity_
-            propensities[r] = np.nan if propensity is None else propensity
+            propensities[i] = np.nan if propensity is None else propensity
         return actions, propensities
 
-    def update(self, x: np.ndarray, rewards: np.ndarray) -> None:
-        for r, policy in enumerate(self.policies):
-            policy.update(x[r], float(rewards[r]))
+    def update(self, rows: np.ndarray, x: np.ndarray, rewards: np.ndarray) -> None:
+        for i, r in enumerate(rows):
+            self.policies[r].update(x[i], float(rewards[i]))
 
     def finalize(self) -> None:
         """Nothing to write back: the policies were called directly."""
@@ -173,18 +261,20 @@ class LinUCBKernel(BatchKernel):
         self.b = backend.asarray(np.stack([e.b_ for e in estimates]))
         self.theta = backend.asarray(np.stack([e.theta_ for e in estimates]))
 
-    def select(self, X: np.ndarray, valid: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    def select(self, X: np.ndarray, valid: np.ndarray | None, rows: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray]:
         ucb, mean, width = batched_ucb(self.backend, self.backend.asarray(X), self.theta,
                                        self.V_inv, self.alpha)
-        return self._record(ucb, mean, width, valid, None)
+        return self._record(ucb, mean, width, valid, None, rows)
 
-    def update(self, x: np.ndarray, rewards: np.ndarray) -> None:
+    def update(self, rows: np.ndarray, x: np.ndarray, rewards: np.ndarray) -> None:
+        # replicates that did not play get x = 0: their V⁻¹, b and θ stay bit for bit
         backend = self.backend
-        x = backend.asarray(x)
+        x = backend.asarray(self._full(rows, x))
         batched_sherman_morrison(backend, self.V_inv, x)
-        self.b += backend.asarray(rewards)[:, None] * x
+        self.b += backend.asarray(self._full(rows, rewards))[:, None] * x
         self.theta = backend.matmul(self.V_inv, self.b[:, :, None])[:, :, 0]
-        self.rounds_ += 1
+        self.rounds_[rows] += 1
 
     def finalize(self) -> None:
         to_numpy = self.backend.to_numpy
@@ -200,23 +290,33 @@ class UCBGLMKernel(BatchKernel):
     """:class:`~glmbandits.UCBGLM` (``refit="every_round"`` or ``"lazy"``) for R replicates.
 
     V_r⁻¹ and log det V_r are updated for all replicates at once; the history is
-    one (R, capacity, d) buffer grown geometrically. In exact mode a replicate's
-    MLE is refitted every round by its own estimate's incremental solver
-    (:meth:`GLMEstimate.refit_on`). In lazy mode the replicates whose det V has
-    grown by the factor in a round (all hold the same n samples, by lockstep) are
-    refitted together by :func:`~glmbandits._batch_refit.batched_newton_refit`
-    on their stacked (r, n, d) histories, warm-started at their previous θ̂ and
-    stopped on the sequential solvers' test ``max|g| <= tol·max(1, n)``; a
-    replicate whose batched Newton step fails is refitted by its own sequential
-    solver instead. θ̂ then solves eq. (3) to the same tolerance as in a
-    sequential run (it may differ from it in the last digits, within that
-    tolerance); between refits a lazy replicate costs O(K d²) per round.
+    one zero-initialised (R, capacity, d) buffer, reserved up front
+    (:meth:`reserve`) or grown geometrically; replicate r's samples are its
+    first ``n[r]`` rows. In exact mode a replicate's MLE is refitted every round
+    by its own estimate's incremental solver (:meth:`GLMEstimate.refit_on`).
+
+    Lazy mode, refit waves. A replicate whose det V trigger fires (or that needs
+    its first snapshot) is *parked*: it keeps its contexts and waits, while the
+    others go on playing. Once every active replicate is parked, all of them are
+    refitted by one call of :func:`~glmbandits._lazy_refit.lazy_newton_refit` on
+    the stacked history (each row zero-padded beyond its own n, which adds
+    nothing to eq. (3)) and their stacked solver caches, and they all play on.
+    That call is the very function a sequential lazy :class:`~glmbandits.UCBGLM`
+    makes with one row, and each row's result depends on that row only, so
+    every replicate refits at the same sample counts, to the same roots, as in
+    its sequential run. Lazy replicates refit at about the same sample counts
+    (det V grows alike), so a wave holds nearly all R replicates, and the
+    waiting costs few extra steps (T = 3000, R = 64, d = 10: 64 waves and about
+    1.2 T steps, instead of ~1,550 refit calls of 2–3 rows in strict lockstep).
+    Between refits a lazy replicate costs O(K d²) per round.
 
     Attributes
     ----------
+    n_lazy_refit_calls_ : int
+        Calls of the lazy solver (refit waves).
     n_batched_refits_, n_batched_fallbacks_ : int
-        Replicate refits done by the batched solver, and those it handed to the
-        sequential solver.
+        Replicate refits done by the lazy solver, and those of them it handed to
+        the robust line-search solver.
     """
 
     def __init__(self, policies: Sequence[UCBGLM], backend: ArrayBackend) -> None:
@@ -224,13 +324,13 @@ class UCBGLMKernel(BatchKernel):
         estimates = [policy.estimate_ for policy in self.policies]
         self.estimates = estimates
         R, d = len(estimates), self.policies[0].n_features
-        self.n = estimates[0].n
-        capacity = max(64, 2 * self.n)
-        self.X_hist = np.empty((R, capacity, d))
-        self.y_hist = np.empty((R, capacity))
+        self.n = np.array([e.n for e in estimates], dtype=np.int64)
+        capacity = max(64, 2 * int(self.n.max()))
+        self.X_hist = np.zeros((R, capacity, d))
+        self.y_hist = np.zeros((R, capacity))
         for r, estimate in enumerate(estimates):
-            self.X_hist[r, : self.n] = estimate.history.X
-            self.y_hist[r, : self.n] = estimate.history.y
+            self.X_hist[r, : self.n[r]] = estimate.history.X
+            self.y_hist[r, : self.n[r]] = estimate.history.y
         self.stale = np.array([e.stale_ for e in estimates])
         self.V_inv = backend.asarray(np.stack([e.V_inv_ for e in estimates]))
         self.log_det = np.array([e.log_det_V_ for e in estimates], dtype=np.float64)
@@ -249,133 +349,156 @@ class UCBGLMKernel(BatchKernel):
         self.log_det_s = np.array([s.log_det_ if s is not None else 0.0 for s in snapshots])
         self.n_refits = np.array([s.n_refits_ if s is not None else 0 for s in snapshots])
         self.n_samples_s = np.array([s.n_samples_ if s is not None else 0 for s in snapshots])
+        # the lazy solver's caches, stacked (rows of exact-mode replicates are unused)
         first = estimates[0]
+        self.newton = NewtonCache.stack([
+            e.newton_ if e.newton_ is not None and np.array_equal(e.newton_.theta[0], e.theta_)
+            else NewtonCache.fresh(e.theta_[None], first.l2) for e in estimates])
+        self.v_norm_tol = np.array([policy._v_norm_tol() for policy in self.policies])
+        self.kappa_cache: dict[int, float] = {}
         self.batch_refits = all(e.family == first.family and e.l2 == first.l2 > 0.0
-                                and e.tol == first.tol for e in estimates)
+                                and e.tol == first.tol and e.max_iter == first.max_iter
+                                and e.newton_ is not None for e in estimates)
+        self.parked = np.zeros(R, dtype=bool)
+        self.initial = self.n < self.tau  # rows still in their uniformly random rounds
+        self.steady = False
+        self.n_lazy_refit_calls_ = 0
         self.n_batched_refits_ = 0
         self.n_batched_fallbacks_ = 0
-        self.steady = False
-        # what each replicate's last batched refit left for the next one (n_cache 0: nothing)
-        self.g_cache = np.zeros((R, d))
-        self.H_cache = np.zeros((R, d, d))
-        self.n_cache = np.zeros(R, dtype=np.int64)
-        self._reset_cache(np.arange(R))
-
-    def _reset_cache(self, rows: np.ndarray) -> None:
-        """No cached samples: gradient λθ̂ and Hessian λI at the current θ̂ on 0 samples."""
-        l2 = self.estimates[0].l2
-        for r in rows:
-            self.g_cache[r] = l2 * self.estimates[r].theta_
-            self.H_cache[r] = l2 * np.eye(self.g_cache.shape[1])
-            self.n_cache[r] = 0
 
     @staticmethod
     def supports(policies: Sequence[UCBGLM]) -> bool:
-        """Batchable when l2 > 0 (V⁻¹ exists from the start) and all hold n samples."""
-        n = policies[0].estimate_.n
-        return all(p.l2 > 0.0 and p.estimate_.n == n for p in policies)
+        """Batchable when l2 > 0 (V⁻¹ exists from the start)."""
+        return all(p.l2 > 0.0 for p in policies)
 
-    def _refit(self, rows: np.ndarray, batched: np.ndarray) -> None:
-        """Refit the replicates in ``rows`` as ``GLMEstimate.theta`` would.
+    def reserve(self, rounds: int) -> None:
+        """Make room in the history for ``rounds`` more samples (one allocation)."""
+        needed = int(self.n.max()) + rounds
+        if needed > self.X_hist.shape[1]:
+            self._grow(needed)
 
-        Stale rows flagged in ``batched`` (lazy refits) go through the batched
-        Newton solver first; the others, and batched failures, through each
-        replicate's own solver.
-        """
-        n = self.n
-        sequential = rows[self.stale[rows] & ~batched[rows]] if n > 0 else rows[:0]
-        together = rows[self.stale[rows] & batched[rows]] if n > 0 else rows[:0]
-        if together.shape[0]:
-            first = self.estimates[together[0]]
-            theta0 = np.stack([self.estimates[r].theta_ for r in together])
-            if together.shape[0] == 1:  # a view, no copy
-                r = together[0]
-                X, y = self.X_hist[r: r + 1, :n], self.y_hist[r: r + 1, :n]
-            else:
-                X, y = self.X_hist[together, :n], self.y_hist[together, :n]
-            cache = (self.g_cache[together], self.H_cache[together], self.n_cache[together])
-            fit = batched_newton_refit(self.backend, X, y, theta0, first.family, first.l2,
-                                       first.tol, cache=cache)
-            ok = fit.converged
-            self.n_batched_refits_ += int(ok.sum())
-            for i in np.flatnonzero(ok):
-                estimate = self.estimates[together[i]]
-                estimate.theta_ = fit.theta[i].copy()
-                estimate.n_fits_ += 1
-            self.g_cache[together[ok]] = fit.gradient[ok]
-            self.H_cache[together[ok]] = fit.hessian[ok]
-            self.n_cache[together[ok]] = n
-            failed = together[~ok]
-            self.n_batched_fallbacks_ += failed.shape[0]
-            sequential = np.concatenate([sequential, failed])
-        for r in sequential:
-            self.estimates[r].refit_on(self.X_hist[r, :n], self.y_hist[r, :n])
-        if sequential.shape[0]:
-            self._reset_cache(sequential)
-        for r in rows:
-            self.stale[r] = False
-            self.theta_s[r] = self.estimates[r].theta_
+    def _grow(self, capacity: int) -> None:
+        X_hist = np.zeros((self.X_hist.shape[0], capacity, self.X_hist.shape[2]))
+        y_hist = np.zeros((self.y_hist.shape[0], capacity))
+        m = self.X_hist.shape[1]
+        X_hist[:, :m] = self.X_hist
+        y_hist[:, :m] = self.y_hist
+        self.X_hist, self.y_hist = X_hist, y_hist
 
-    def select(self, X: np.ndarray, valid: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-        backend = self.backend
+    # -- refits ------------------------------------------------------------------------
+    def ready(self, active: np.ndarray) -> np.ndarray:
+        """Refit what is due; park lazy replicates due a refit until all active lazy ones are."""
         if self.steady:  # all lazy, past the initial rounds, with snapshots: one test
-            initial = None
             due = self.log_det > self.log_det_s + self.log_growth
-            if due.any():
-                self._renew(due.nonzero()[0], due)
         else:
-            initial = self.n < self.tau
-            active = ~initial
-            due = active & self.lazy & (~self.has_snapshot
-                                        | (self.log_det > self.log_det_s + self.log_growth))
-            exact = active & ~self.lazy
-            rows = np.flatnonzero(due | exact)
-            if rows.shape[0]:
-                self._renew(rows, due)
-            self.steady = bool(self.lazy.all() and not initial.any() and self.has_snapshot.all())
-            if not initial.any():
-                initial = None
+            self.initial = self.n < self.tau
+            exact = np.flatnonzero(active & ~self.lazy & ~self.initial & self.stale)
+            for r in exact:  # every-round refits: each replicate's own solver
+                n = self.n[r]
+                self.estimates[r].refit_on(self.X_hist[r, :n], self.y_hist[r, :n])
+            if exact.shape[0]:
+                self._snapshot(exact)
+            due = self.lazy & ~self.initial & (
+                ~self.has_snapshot | (self.log_det > self.log_det_s + self.log_growth))
+            self.steady = bool(self.lazy.all() and not self.initial.any()
+                               and self.has_snapshot.all())
+        parked = self.parked
+        parked |= active & due
+        running = active & ~parked
+        if not parked.any() or (running & self.lazy).any():
+            return np.flatnonzero(running)
+        waiting = np.flatnonzero(parked)
+        if self.batch_refits:
+            self._lazy_refit(waiting)
+        else:
+            for r in waiting:  # policies that cannot share a solver call
+                n = self.n[r]
+                self.estimates[r].refit_on(self.X_hist[r, :n], self.y_hist[r, :n])
+        self._snapshot(waiting)
+        parked[:] = False
+        return np.flatnonzero(active)
+
+    def _snapshot(self, rows: np.ndarray) -> None:
+        """Rows just refitted: the scores use their new θ̂ (and, lazy, a new snapshot)."""
+        self.stale[rows] = False
+        for r in rows:
+            self.theta_s[r] = self.estimates[r].theta_
+        self.V_inv_s[self.backend.index(rows)] = self.V_inv[self.backend.index(rows)]
+        lazy = rows[self.lazy[rows]]
+        self.log_det_s[lazy] = self.log_det[lazy]
+        self.has_snapshot[lazy] = True
+        self.n_refits[lazy] += 1
+        self.n_samples_s[lazy] = self.n[lazy]
+
+    def _lazy_refit(self, rows: np.ndarray) -> None:
+        """One :func:`lazy_newton_refit` call for the replicates ``rows`` (a refit wave)."""
+        n = self.n[rows]
+        length = int(n.max())
+        if self._everyone(rows):  # views, no copies
+            X, y = self.X_hist[:, :length], self.y_hist[:, :length]
+        else:
+            X, y = self.X_hist[rows, :length], self.y_hist[rows, :length]
+        cache = self.newton if self._everyone(rows) else self.newton.take(rows)
+        v_norm_tol = self.v_norm_tol[rows]
+        V_inv = (self.backend.to_numpy(self.V_inv[self.backend.index(rows)])
+                 if v_norm_tol.any() else None)
+        first = self.estimates[rows[0]]
+        fit = lazy_newton_refit(X, y, cache, first.family, first.l2, first.tol, V_inv=V_inv,
+                                v_norm_tol=v_norm_tol, kappa_cache=self.kappa_cache,
+                                fallback_max_iter=first.max_iter, n_samples=n)
+        if cache is not self.newton:
+            self.newton.put(rows, cache)
+        self.n_lazy_refit_calls_ += 1
+        self.n_batched_refits_ += rows.shape[0]
+        self.n_batched_fallbacks_ += int(fit.fell_back.sum())
+        for i, r in enumerate(rows):
+            estimate = self.estimates[r]
+            estimate.theta_ = fit.theta[i]
+            estimate.n_fits_ += 1
+            if not fit.converged[i]:
+                estimate.n_failed_fits_ += 1
+
+    # -- rounds ------------------------------------------------------------------------
+    def select(self, X: np.ndarray, valid: np.ndarray | None, rows: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray]:
+        backend = self.backend
         ucb, mean, width = batched_ucb(backend, backend.asarray(X), backend.asarray(self.theta_s),
                                        self.V_inv_s, self.alpha)
+        initial = None if self.steady or not self.initial.any() else self.initial
         if initial is not None:  # uniformly random rounds: every score 0, every action tied
             ucb, mean, width = (backend.to_numpy(a).copy() for a in (ucb, mean, width))
             for array in (ucb, mean, width):
                 array[initial] = 0.0
-        return self._record(ucb, mean, width, valid, initial)
+        return self._record(ucb, mean, width, valid, initial, rows)
 
-    def _renew(self, rows: np.ndarray, due: np.ndarray) -> None:
-        """Refit ``rows`` (exact or due lazy replicates); due ones take a new snapshot."""
-        self._refit(rows, due & self.batch_refits)
-        self.V_inv_s[rows] = self.V_inv[rows]
-        self.log_det_s[due] = self.log_det[due]
-        self.has_snapshot[due] = True
-        self.n_refits[due] += 1
-        self.n_samples_s[due] = self.n
-
-    def update(self, x: np.ndarray, rewards: np.ndarray) -> None:
-        if self.n == self.X_hist.shape[1]:  # grow geometrically
-            self.X_hist = np.concatenate([self.X_hist, np.empty_like(self.X_hist)], axis=1)
-            self.y_hist = np.concatenate([self.y_hist, np.empty_like(self.y_hist)], axis=1)
-        self.X_hist[:, self.n] = x
-        self.y_hist[:, self.n] = rewards
-        self.n += 1
-        quadratic = batched_sherman_morrison(self.backend, self.V_inv, self.backend.asarray(x))
+    def update(self, rows: np.ndarray, x: np.ndarray, rewards: np.ndarray) -> None:
+        n = self.n[rows]
+        if int(n.max()) == self.X_hist.shape[1]:  # grow geometrically
+            self._grow(2 * self.X_hist.shape[1])
+        self.X_hist[rows, n] = x
+        self.y_hist[rows, n] = rewards
+        self.n[rows] += 1
+        # replicates that did not play get x = 0: V⁻¹ and log det V stay bit for bit
+        quadratic = batched_sherman_morrison(self.backend, self.V_inv,
+                                             self.backend.asarray(self._full(rows, x)))
         self.log_det += np.log1p(self.backend.to_numpy(quadratic))
-        self.stale[:] = True
-        self.rounds_ += 1
+        self.stale[rows] = True
+        self.rounds_[rows] += 1
 
     def finalize(self) -> None:
         to_numpy = self.backend.to_numpy
         V_inv, V_inv_s = to_numpy(self.V_inv), to_numpy(self.V_inv_s)
         d = self.X_hist.shape[2]
         for r, (policy, estimate) in enumerate(zip(self.policies, self.estimates)):
-            history = SampleHistory(d, max(64, self.n))
-            history.__setstate__({"X": self.X_hist[r, : self.n].copy(),
-                                  "y": self.y_hist[r, : self.n].copy()})
+            n = int(self.n[r])
+            history = SampleHistory(d, max(64, n))
+            history.__setstate__({"X": self.X_hist[r, :n].copy(), "y": self.y_hist[r, :n].copy()})
             estimate.history = history
             estimate.V_inv_ = V_inv[r].copy()
             estimate.log_det_V_ = float(self.log_det[r])
             estimate.stale_ = bool(self.stale[r])
+            if estimate.newton_ is not None:
+                estimate.newton_ = self.newton.take(slice(r, r + 1))
             snapshot = policy.snapshot_
             if snapshot is not None and self.has_snapshot[r]:
                 snapshot.theta_ = self.theta_s[r].copy()

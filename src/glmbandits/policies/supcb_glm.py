@@ -79,8 +79,8 @@ class SupCBGLM(Policy):
         :func:`glmbandits._fast_refit.certified_v_norm_error`), so every
         ``m_a`` is the exact one up to ``refit_tol·w_a``. 0: only the strict
         gradient test of :func:`glmbandits.fit_glm`. As for
-        :class:`~glmbandits.UCBGLM`; used with ``refit="every_round"`` only
-        (lazy refits are rare and always solve strictly).
+        :class:`~glmbandits.UCBGLM`, in both refit modes (lazy refits are
+        solved by :func:`glmbandits._lazy_refit.lazy_newton_refit`).
 
     Attributes
     ----------
@@ -143,7 +143,8 @@ class SupCBGLM(Policy):
             RarelySwitchingSnapshot(self.refit_growth) if self.refit == "lazy" else None
             for _ in range(self.n_stages + 1)]
         self.initial_estimate_ = GLMEstimate(self.n_features, self.family, self.l2,
-                                             column_copy=self.refit == "every_round")
+                                             column_copy=self.refit == "every_round",
+                                             lazy=self.refit == "lazy")
         self.stage_estimates_: list[GLMEstimate | None] = [None] * (self.n_stages + 1)
         self.psi_: list[list[int]] = [[] for _ in range(self.n_stages + 1)]
         self.initial_rounds_: list[int] = []
@@ -182,8 +183,7 @@ class SupCBGLM(Policy):
         candidates = np.ones(X.shape[0], dtype=bool)
         exploit_width = 1.0 / math.sqrt(self.horizon)
         stage = 1
-        # alpha may be set after __init__; lazy refits are rare and always solve strictly
-        v_norm_tol = self.refit_tol * self.alpha if self.refit == "every_round" else 0.0
+        v_norm_tol = self.refit_tol * self.alpha  # alpha may be set after __init__
         while True:
             estimate = self._stage_estimate(stage)
             estimate.v_norm_tol = v_norm_tol

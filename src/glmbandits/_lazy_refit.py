@@ -1,0 +1,373 @@
+"""Warm-started Newton refits of eq. (3) after many new samples, for one or many replicates.
+
+Lazy (rarely-switching) policies refit the MLE of Li, Lu & Zhou (2017), eq. (3),
+
+.. math:: g(\\theta) = \\sum_{i \\le n} (\\mu(X_i'\\theta) - Y_i) X_i + \\lambda\\theta = 0,
+
+only every so often, after many new samples. :func:`lazy_newton_refit` is the
+solver of those refits. It is written on arrays with a leading replicate axis,
+so that **the same function** refits one policy (``r = 1``, called by
+:class:`~glmbandits.policies._estimators.GLMEstimate`) and the replicates of the
+lockstep batch simulator whose refits fall in the same round (``r > 1``, called
+by :class:`~glmbandits.policies.batch_kernels.UCBGLMKernel`). Every decision it
+takes for a row depends on that row's numbers only, so a replicate gets the
+same iterates, the same accepted root and the same fallbacks whether it is
+refitted alone or stacked with others: that is what keeps batch trajectories
+identical to sequential ones.
+
+What one refit does (row by row), with the cache :class:`NewtonCache` the
+previous refit left:
+
+1. **Fold in the new samples** at the previous root θ̂: the cached gradient on
+   the first ``n_seen`` samples gains their O(k d) terms, and the cached matrix
+   ``A`` (an approximation of the Hessian ``H(θ) = Σ μ'(X_i'θ) X_i X_i' + λI``)
+   their O(k d²) terms. ``A`` is re-formed exactly at θ̂ on all samples when
+   there is none, and at every :data:`REFORM_EVERY`-th refit since it was formed
+   (lazy refits come at geometrically spaced sample counts, so that is O(log n)
+   exact Hessians in all; counting refits rather than samples makes the
+   replicates of a refit wave re-form together, on the whole stacked history).
+2. **Step** ``θ ← θ - A⁻¹g`` and compute the gradient at the candidate exactly on
+   all n samples (one pass).
+3. **Accept** when ``max_j |g_j| <= tol·max(1, n)`` (the strict test of
+   :func:`~glmbandits.estimation.solve_estimating_equation`), or, with
+   ``v_norm_tol > 0``, when the exact gradient certifies
+   ``‖θ - θ̂_exact‖_V <= v_norm_tol`` (:func:`~glmbandits._fast_refit.certified_v_norm_error`).
+4. Otherwise continue with Newton steps on the exact Hessian at the current
+   point (quadratic convergence, e.g. Nocedal & Wright 2006, Thm. 3.5); a step
+   on the cached ``A`` that fails to halve the gradient is retried on the exact
+   Hessian; a row whose exact Newton step fails, or that has not converged
+   after ``max_iter`` steps, is refitted by the robust line-search solver
+   :func:`~glmbandits.estimation.solve_estimating_equation` from its previous
+   root, and its cache is reset.
+
+Everything runs on the host with numpy: refits in the same round are few
+(a handful of rows), so they are latency-bound, not throughput-bound.
+
+References
+----------
+Li, Lu & Zhou (2017), ICML, eq. (3) and Algorithm 1 step 1; Abbasi-Yadkori, Pál
+& Szepesvári (2011), Section 5 (rarely-switching refits).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._fast_refit import _MAX_CERTIFY_RADIUS, certified_v_norm_errors
+from .estimation import solve_estimating_equation
+from .families import GLMFamily, LogisticFamily
+
+__all__ = ["NewtonCache", "LazyRefit", "lazy_newton_refit", "stopping_threshold"]
+
+
+#: ``A`` is re-formed exactly at every REFORM_EVERY-th refit (see the module docstring).
+REFORM_EVERY = 4
+
+
+def stopping_threshold(tol: float, n: int) -> float:
+    """The strict bound on ``max_j |g_j|``: ``tol · max(1, n)`` (as ``solve_estimating_equation``)."""
+    return tol * max(1.0, float(n))
+
+
+@dataclass
+class NewtonCache:
+    """What each row's last refit left for the next one (leading axis: rows).
+
+    Attributes
+    ----------
+    theta : ndarray of shape (r, d)
+        The last root θ̂ (the warm start of the next refit).
+    gradient : ndarray of shape (r, d)
+        ``g(θ̂)`` on the first ``n_seen`` samples, ridge term included.
+    hessian : ndarray of shape (r, d, d)
+        ``A`` on the first ``n_seen`` samples (ridge included): exact at some
+        earlier point for the samples it was formed on, then extended.
+    n_seen : ndarray of int, shape (r,)
+        Samples folded into ``gradient`` and ``hessian`` (0: none, start afresh).
+    hessian_n : ndarray of int, shape (r,)
+        Samples when ``A`` was last formed exactly (0: never, or to be re-formed).
+    age : ndarray of int, shape (r,)
+        Refits since ``A`` was last formed exactly.
+    """
+
+    theta: np.ndarray
+    gradient: np.ndarray
+    hessian: np.ndarray
+    n_seen: np.ndarray
+    hessian_n: np.ndarray
+    age: np.ndarray
+
+    @classmethod
+    def fresh(cls, theta: np.ndarray, l2: float) -> "NewtonCache":
+        """A cache holding nothing but the warm starts ``theta`` (r, d)."""
+        theta = np.array(theta, dtype=np.float64, ndmin=2)
+        r, d = theta.shape
+        cache = cls(theta, np.empty((r, d)), np.empty((r, d, d)),
+                    np.zeros(r, dtype=np.int64), np.zeros(r, dtype=np.int64),
+                    np.zeros(r, dtype=np.int64))
+        cache.reset(np.arange(r), l2)
+        return cache
+
+    def reset(self, rows: np.ndarray, l2: float) -> None:
+        """Forget the samples of ``rows`` (keeping their θ̂): ``g = λθ̂``, ``A = λI``."""
+        d = self.theta.shape[1]
+        self.gradient[rows] = l2 * self.theta[rows]
+        self.hessian[rows] = l2 * np.eye(d)
+        self.n_seen[rows] = 0
+        self.hessian_n[rows] = 0
+        self.age[rows] = 0
+
+    def take(self, rows: np.ndarray) -> "NewtonCache":
+        """A copy of the rows ``rows``."""
+        return NewtonCache(*(getattr(self, name)[rows] for name in _FIELDS))
+
+    def put(self, rows: np.ndarray, other: "NewtonCache") -> None:
+        """Overwrite the rows ``rows`` with ``other``'s."""
+        for name in _FIELDS:
+            getattr(self, name)[rows] = getattr(other, name)
+
+    def copy(self) -> "NewtonCache":
+        """An independent deep copy."""
+        return self.take(slice(None))
+
+    @classmethod
+    def stack(cls, caches: list["NewtonCache"]) -> "NewtonCache":
+        """One cache whose rows are those of ``caches``, in order."""
+        return cls(*(np.concatenate([getattr(c, name) for c in caches]) for name in _FIELDS))
+
+
+_FIELDS = ("theta", "gradient", "hessian", "n_seen", "hessian_n", "age")
+
+
+@dataclass(frozen=True)
+class LazyRefit:
+    """Outcome of :func:`lazy_newton_refit` for r rows.
+
+    Attributes
+    ----------
+    theta : ndarray of shape (r, d)
+        The new estimates (also in the cache).
+    converged : ndarray of bool, shape (r,)
+        False only where even the fallback solver did not converge (the MLE
+        does not exist, e.g. separable data without ridge); θ is then its last
+        finite iterate.
+    n_steps : ndarray of int, shape (r,)
+        Newton steps taken by the fast solver (0 when the first gradient passed).
+    fell_back : ndarray of bool, shape (r,)
+        Rows refitted by the robust line-search solver.
+    """
+
+    theta: np.ndarray
+    converged: np.ndarray
+    n_steps: np.ndarray
+    fell_back: np.ndarray
+
+
+class _Link:
+    """Residuals ``μ(η) - y`` and weights ``μ'(η)`` of a family on stacked arrays.
+
+    For the logistic link ``μ(η) = (1 + tanh(η/2))/2``: numpy's ``tanh`` is
+    several times faster than scipy's ``expit`` (the two agree to ~1e-16).
+    """
+
+    def __init__(self, family: GLMFamily) -> None:
+        self.family = family
+        self.logistic = type(family) is LogisticFamily
+
+    def residual(self, eta: np.ndarray, y: np.ndarray, weights: bool
+                 ) -> tuple[np.ndarray, np.ndarray | None]:
+        if self.logistic:
+            half = np.tanh(0.5 * eta)
+            residual = 0.5 * half + (0.5 - y)
+            if not weights:
+                return residual, None
+            np.multiply(half, half, out=half)
+            return residual, 0.25 - 0.25 * half
+        residual = self.family.mean(eta) - y
+        return residual, (self.family.dmean(eta) if weights else None)
+
+
+def _solve_rows(hessian: np.ndarray, gradient: np.ndarray) -> np.ndarray:
+    """``A_i⁻¹ g_i`` for every row (A symmetric positive definite)."""
+    return np.linalg.solve(hessian, gradient[:, :, None])[:, :, 0]
+
+
+def _weighted_gram(X: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """``Σ_i w_i X_i X_i'`` for every row: X (r, m, d), weights (r, m, 1)."""
+    return np.matmul(np.swapaxes(X * weights, 1, 2), X)
+
+
+def lazy_newton_refit(X: np.ndarray, y: np.ndarray, cache: NewtonCache, family: GLMFamily,
+                      l2: float, tol: float = 1e-8, *, V_inv: np.ndarray | None = None,
+                      v_norm_tol: float | np.ndarray = 0.0, kappa_cache: dict | None = None,
+                      max_iter: int = 20, fallback_max_iter: int = 50,
+                      n_samples: np.ndarray | None = None) -> LazyRefit:
+    """Refit eq. (3) for r rows whose samples extend those of their last refit.
+
+    Parameters
+    ----------
+    X : ndarray of shape (r, n, d)
+        Each row's samples (all of them; the first ``cache.n_seen[i]`` are the
+        ones its cache already holds). With ``n_samples``, row i's samples are
+        its first ``n_samples[i]`` rows and the rest must be zeros (a zero row
+        adds nothing to eq. (3) nor to its Jacobian).
+    y : ndarray of shape (r, n)
+        Rewards (zeros in the padding).
+    cache : NewtonCache
+        Updated in place (the new roots, their gradients, the Hessians used).
+    family : GLMFamily
+        The link μ.
+    l2 : float
+        Ridge λ > 0.
+    tol : float
+        Strict stopping rule ``max_j |g_j| <= tol·max(1, n)``.
+    V_inv : ndarray of shape (r, d, d), optional
+        ``(λI + X_i'X_i)⁻¹`` per row, for the certificate.
+    v_norm_tol : float or ndarray of shape (r,), default 0
+        With ``V_inv``, also accept a row once its exact gradient certifies
+        ``‖θ - θ̂_exact‖_V <= v_norm_tol`` (0: the strict test only).
+    kappa_cache : dict, optional
+        Memo of κ for the certificate (see :func:`certified_v_norm_error`).
+    max_iter : int
+        Newton steps before a row is handed to the robust solver.
+    fallback_max_iter : int
+        Iteration cap of that solver.
+    n_samples : ndarray of int, shape (r,), optional
+        Each row's number of samples (default: n for every row).
+
+    Returns
+    -------
+    LazyRefit
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from glmbandits.families import get_family
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(3, 100, 2)) / 2
+    >>> y = (rng.random((3, 100)) < 0.5).astype(float)
+    >>> cache = NewtonCache.fresh(np.zeros((3, 2)), l2=1.0)
+    >>> fit = lazy_newton_refit(X, y, cache, get_family("logistic"), l2=1.0)
+    >>> bool(fit.converged.all()), bool(fit.fell_back.any()), cache.n_seen.tolist()
+    (True, False, [100, 100, 100])
+    """
+    r, length, d = X.shape
+    n = np.full(r, length, dtype=np.int64) if n_samples is None else np.asarray(n_samples)
+    link = _Link(family)
+    threshold = tol * np.maximum(n, 1).astype(np.float64)  # stopping_threshold, per row
+    y3 = y[:, :, None]
+    certify = V_inv is not None and l2 > 0.0 and np.any(np.asarray(v_norm_tol) > 0.0)
+    v_tol = np.broadcast_to(np.asarray(v_norm_tol, dtype=np.float64), (r,))
+    theta = cache.theta
+    n_seen = cache.n_seen
+
+    # 1. fold the new samples into the cached gradient (and A) at the previous root
+    reform = (cache.hessian_n == 0) | (cache.age >= REFORM_EVERY)
+    cache.age += 1
+    cache.age[reform] = 0
+    first = int(n_seen.min())
+    X_new = X[:, first:]
+    eta_new = np.matmul(X_new, theta[:, :, None])
+    keep_hessian = ~reform
+    residual, weights = link.residual(eta_new, y3[:, first:], bool(keep_hessian.any()))
+    if first < int(n_seen.max()):  # rows whose cache is more recent skip its samples
+        older = (np.arange(first, length)[None, :] < n_seen[:, None])[:, :, None]
+        residual = np.where(older, 0.0, residual)
+        if weights is not None:
+            weights = np.where(older, 0.0, weights)
+    gradient = cache.gradient + np.matmul(np.swapaxes(residual, 1, 2), X_new)[:, 0]
+    hessian = cache.hessian
+    if keep_hessian.all():
+        hessian = hessian + _weighted_gram(X_new, weights)
+    else:
+        hessian = hessian.copy()
+        if keep_hessian.any():
+            kept = np.flatnonzero(keep_hessian)
+            hessian[kept] += _weighted_gram(X_new[kept], weights[kept])
+        formed = np.flatnonzero(reform)
+        X_formed = X[formed]
+        eta = np.matmul(X_formed, theta[formed][:, :, None])
+        _, formed_weights = link.residual(eta, y3[formed], True)
+        hessian[formed] = _weighted_gram(X_formed, formed_weights) + l2 * np.eye(d)
+        cache.hessian_n[formed] = n[formed]
+    cache.n_seen[:] = n
+    fresh = reform.copy()  # whether A is the exact Hessian at the current point
+
+    # 2-4. steps. The working set holds the rows still running (``live``) and, until
+    # they are compacted away, rows already finished; ``index``: positions in the r inputs.
+    norm = np.abs(gradient).max(axis=1)
+    converged = norm <= threshold
+    cache.gradient[:] = gradient
+    cache.hessian[:] = hessian
+    n_steps = np.zeros(r, dtype=np.int64)
+    failed = np.zeros(r, dtype=bool)
+    index = np.flatnonzero(~converged)
+    work_X, work_y = (X, y3) if index.shape[0] == r else (X[index], y3[index])
+    work = [theta[index], gradient[index], hessian[index], norm[index], fresh[index],
+            threshold[index]]
+    live = np.ones(index.shape[0], dtype=bool)
+    eye = l2 * np.eye(d)
+    for _ in range(max_iter):
+        if not live.any():
+            break
+        if live.sum() <= live.shape[0] // 2:  # compact: drop the finished rows
+            keep = np.flatnonzero(live)
+            index, live = index[keep], live[keep]
+            work_X, work_y = work_X[keep], work_y[keep]
+            work = [array[keep] for array in work]
+        theta_w, gradient_w, hessian_w, norm_w, fresh_w, threshold_w = work
+        candidate = theta_w - _solve_rows(hessian_w, gradient_w)
+        eta = np.matmul(work_X, candidate[:, :, None])
+        new_residual, _ = link.residual(eta, work_y, False)
+        new_gradient = np.matmul(np.swapaxes(new_residual, 1, 2), work_X)[:, 0]
+        new_gradient += l2 * candidate
+        n_steps[index[live]] += 1
+        new_norm = np.abs(new_gradient).max(axis=1)
+        accept = live & (new_norm <= threshold_w)
+        if certify and (live & ~accept).any():
+            tolerance = v_tol[index]
+            errors = certified_v_norm_errors(
+                new_gradient, np.abs(eta).max(axis=(1, 2)), V_inv[index], family, l2,
+                np.where(live & ~accept, np.minimum(tolerance, _MAX_CERTIFY_RADIUS), 0.0),
+                kappa_cache)
+            accept |= live & (errors <= tolerance)
+        if accept.any():
+            won = index[accept]
+            cache.theta[won] = candidate[accept]
+            cache.gradient[won] = new_gradient[accept]
+            cache.hessian[won] = hessian_w[accept]
+            converged[won] = True
+        # not accepted: progress (halving on a cached A, any decrease on the exact one)?
+        progress = np.where(fresh_w, new_norm < norm_w, new_norm <= 0.5 * norm_w)
+        running = live & ~accept
+        move = running & progress  # a chord step: keep A
+        retry = running & ~progress & ~fresh_w  # the same point, on the exact Hessian
+        failed[index[running & ~progress & fresh_w]] = True
+        live = move | retry
+        if move.any():
+            theta_w[move], gradient_w[move], norm_w[move] = (
+                candidate[move], new_gradient[move], new_norm[move])
+            fresh_w[move] = False
+        if retry.any():  # A := the exact Hessian at the current point
+            back = np.flatnonzero(retry)
+            eta_back = np.matmul(work_X[back], theta_w[back][:, :, None])
+            _, weights = link.residual(eta_back, work_y[back], True)
+            hessian_w[back] = _weighted_gram(work_X[back], weights) + eye
+            fresh_w[back] = True
+            cache.hessian_n[index[back]] = n[index[back]]
+    else:
+        failed[index[live]] = True
+    failed &= ~converged
+
+    # rows the fast steps could not solve: the robust line-search solver, caches reset
+    for row in np.flatnonzero(failed):
+        m = int(n[row])
+        fit = solve_estimating_equation(X[row, :m], y[row, :m], family, l2, cache.theta[row], tol,
+                                        fallback_max_iter)
+        cache.theta[row] = fit.theta
+        converged[row] = fit.converged
+    if failed.any():
+        cache.reset(np.flatnonzero(failed), l2)
+    return LazyRefit(cache.theta.copy(), converged, n_steps, failed)
