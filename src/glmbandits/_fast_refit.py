@@ -145,21 +145,21 @@ def certified_v_norm_errors(gradients: np.ndarray, eta_max: np.ndarray, V_inv: n
     issued, e.g. ``radius[i] <= 0``); the quadratic forms are batched.
     """
     r = gradients.shape[0]
-    errors = np.full(r, math.inf)
+    errors = [math.inf] * r
     if l2 <= 0.0:
-        return errors
-    quadratic = np.einsum("rd,rd->r", gradients, np.matmul(V_inv, gradients[:, :, None])[:, :, 0])
-    norms = np.sqrt(np.maximum(quadratic, 0.0))
-    for i in range(r):
-        rho = float(radius[i])
+        return np.array(errors)
+    column = gradients[:, :, None]
+    quadratic = np.matmul(np.swapaxes(column, 1, 2), np.matmul(V_inv, column))[:, 0, 0]
+    for i, (square, rho, eta) in enumerate(zip(quadratic.tolist(), radius.tolist(),
+                                               eta_max.tolist())):
         if not 0.0 < rho <= _MAX_CERTIFY_RADIUS:
             continue
-        kappa = _curvature_floor(float(eta_max[i]) + rho, family, kappa_cache)
+        kappa = _curvature_floor(eta + rho, family, kappa_cache)
         if kappa > 0.0:
-            error = float(norms[i]) / kappa
+            error = math.sqrt(max(square, 0.0)) / kappa
             if error <= rho:
                 errors[i] = error
-    return errors
+    return np.array(errors)
 
 
 class IncrementalMLE:

@@ -119,8 +119,8 @@ class NewtonCache:
         self.hessian_n[rows] = 0
         self.age[rows] = 0
 
-    def take(self, rows: np.ndarray) -> "NewtonCache":
-        """A copy of the rows ``rows``."""
+    def take(self, rows: np.ndarray | slice) -> "NewtonCache":
+        """The rows ``rows`` (a copy for an index array; views for a slice)."""
         return NewtonCache(*(getattr(self, name)[rows] for name in _FIELDS))
 
     def put(self, rows: np.ndarray, other: "NewtonCache") -> None:
@@ -130,7 +130,7 @@ class NewtonCache:
 
     def copy(self) -> "NewtonCache":
         """An independent deep copy."""
-        return self.take(slice(None))
+        return NewtonCache(*(getattr(self, name).copy() for name in _FIELDS))
 
     @classmethod
     def stack(cls, caches: list["NewtonCache"]) -> "NewtonCache":
@@ -166,26 +166,39 @@ class LazyRefit:
 
 
 class _Link:
-    """Residuals ``μ(η) - y`` and weights ``μ'(η)`` of a family on stacked arrays.
+    """Residuals ``μ(η) - y`` and weights ``μ'(η)`` of a family on stacked rewards y (r, n).
 
-    For the logistic link ``μ(η) = (1 + tanh(η/2))/2``: numpy's ``tanh`` is
-    several times faster than scipy's ``expit`` (the two agree to ~1e-16).
+    For the logistic link ``μ(η) - y = tanh(η/2)/2 + (1/2 - y)``: numpy's ``tanh``
+    is several times faster than scipy's ``expit`` (the two agree to ~1e-16),
+    and ``1/2 - y`` is formed once per refit.
     """
 
-    def __init__(self, family: GLMFamily) -> None:
+    def __init__(self, family: GLMFamily, y: np.ndarray) -> None:
         self.family = family
         self.logistic = type(family) is LogisticFamily
+        self.offset = (0.5 - y)[:, :, None] if self.logistic else -y[:, :, None]
 
-    def residual(self, eta: np.ndarray, y: np.ndarray, weights: bool
-                 ) -> tuple[np.ndarray, np.ndarray | None]:
+    def rows(self, index: np.ndarray) -> "_Link":
+        """The same link for the rows ``index`` of y."""
+        link = _Link.__new__(_Link)
+        link.family, link.logistic, link.offset = self.family, self.logistic, self.offset[index]
+        return link
+
+    def residual(self, eta: np.ndarray, start: int, weights: bool,
+                 rows: np.ndarray | slice = slice(None)) -> tuple[np.ndarray, np.ndarray | None]:
+        """``μ(η) - y`` (and ``μ'(η)``) for η of the rows ``rows``, samples ``start:``."""
+        offset = self.offset[rows, start:]
         if self.logistic:
-            half = np.tanh(0.5 * eta)
-            residual = 0.5 * half + (0.5 - y)
+            half = np.multiply(eta, 0.5)
+            np.tanh(half, out=half)
+            residual = np.multiply(half, 0.5)
+            residual += offset
             if not weights:
                 return residual, None
             np.multiply(half, half, out=half)
-            return residual, 0.25 - 0.25 * half
-        residual = self.family.mean(eta) - y
+            np.subtract(0.25, np.multiply(half, 0.25, out=half), out=half)
+            return residual, half
+        residual = self.family.mean(eta) + offset
         return residual, (self.family.dmean(eta) if weights else None)
 
 
@@ -255,108 +268,127 @@ def lazy_newton_refit(X: np.ndarray, y: np.ndarray, cache: NewtonCache, family: 
     """
     r, length, d = X.shape
     n = np.full(r, length, dtype=np.int64) if n_samples is None else np.asarray(n_samples)
-    link = _Link(family)
-    threshold = tol * np.maximum(n, 1).astype(np.float64)  # stopping_threshold, per row
-    y3 = y[:, :, None]
-    certify = V_inv is not None and l2 > 0.0 and np.any(np.asarray(v_norm_tol) > 0.0)
-    v_tol = np.broadcast_to(np.asarray(v_norm_tol, dtype=np.float64), (r,))
-    theta = cache.theta
-    n_seen = cache.n_seen
+    link = _Link(family, y)
+    threshold = tol * np.maximum(n, 1)  # stopping_threshold, row by row
+    v_tol = (np.full(r, float(v_norm_tol)) if np.ndim(v_norm_tol) == 0
+             else np.asarray(v_norm_tol, dtype=np.float64))
+    certify = V_inv is not None and l2 > 0.0 and bool((v_tol > 0.0).any())
+    radius = np.minimum(v_tol, _MAX_CERTIFY_RADIUS) if certify else None
 
     # 1. fold the new samples into the cached gradient (and A) at the previous root
+    theta = cache.theta
     reform = (cache.hessian_n == 0) | (cache.age >= REFORM_EVERY)
-    cache.age += 1
-    cache.age[reform] = 0
-    first = int(n_seen.min())
+    cache.age = np.where(reform, 0, cache.age + 1)
+    first, last_seen = int(cache.n_seen.min()), int(cache.n_seen.max())
     X_new = X[:, first:]
+    any_reform = bool(reform.any())
+    keep_all = not any_reform
     eta_new = np.matmul(X_new, theta[:, :, None])
-    keep_hessian = ~reform
-    residual, weights = link.residual(eta_new, y3[:, first:], bool(keep_hessian.any()))
-    if first < int(n_seen.max()):  # rows whose cache is more recent skip its samples
-        older = (np.arange(first, length)[None, :] < n_seen[:, None])[:, :, None]
+    residual, weights = link.residual(eta_new, first, not reform.all())
+    if first < last_seen:  # rows whose cache is more recent skip its samples
+        older = (np.arange(first, length)[None, :] < cache.n_seen[:, None])[:, :, None]
         residual = np.where(older, 0.0, residual)
         if weights is not None:
             weights = np.where(older, 0.0, weights)
     gradient = cache.gradient + np.matmul(np.swapaxes(residual, 1, 2), X_new)[:, 0]
-    hessian = cache.hessian
-    if keep_hessian.all():
-        hessian = hessian + _weighted_gram(X_new, weights)
+    if keep_all:
+        hessian = cache.hessian + _weighted_gram(X_new, weights)
     else:
-        hessian = hessian.copy()
-        if keep_hessian.any():
-            kept = np.flatnonzero(keep_hessian)
-            hessian[kept] += _weighted_gram(X_new[kept], weights[kept])
-        formed = np.flatnonzero(reform)
-        X_formed = X[formed]
-        eta = np.matmul(X_formed, theta[formed][:, :, None])
-        _, formed_weights = link.residual(eta, y3[formed], True)
-        hessian[formed] = _weighted_gram(X_formed, formed_weights) + l2 * np.eye(d)
+        hessian = np.empty_like(cache.hessian)
+        kept = np.flatnonzero(~reform)
+        if kept.shape[0]:
+            hessian[kept] = cache.hessian[kept] + _weighted_gram(X_new[kept], weights[kept])
+        formed = slice(None) if kept.shape[0] == 0 else np.flatnonzero(reform)
+        eta = np.matmul(X[formed], theta[formed][:, :, None])
+        _, formed_weights = link.residual(eta, 0, True, formed)
+        hessian[formed] = _weighted_gram(X[formed], formed_weights) + l2 * np.eye(d)
         cache.hessian_n[formed] = n[formed]
-    cache.n_seen[:] = n
-    fresh = reform.copy()  # whether A is the exact Hessian at the current point
+    cache.n_seen = n.copy()
+    cache.gradient, cache.hessian = gradient, hessian
 
-    # 2-4. steps. The working set holds the rows still running (``live``) and, until
-    # they are compacted away, rows already finished; ``index``: positions in the r inputs.
+    # 2-4. steps on the working set: the rows still running (``live``) and, until they
+    # are compacted away, finished ones; ``index``: their positions in the r inputs.
+    # Work arrays are never changed in place (they may be the cache's own arrays).
     norm = np.abs(gradient).max(axis=1)
     converged = norm <= threshold
-    cache.gradient[:] = gradient
-    cache.hessian[:] = hessian
     n_steps = np.zeros(r, dtype=np.int64)
     failed = np.zeros(r, dtype=bool)
-    index = np.flatnonzero(~converged)
-    work_X, work_y = (X, y3) if index.shape[0] == r else (X[index], y3[index])
-    work = [theta[index], gradient[index], hessian[index], norm[index], fresh[index],
-            threshold[index]]
+    if converged.any():
+        index = np.flatnonzero(~converged)
+        work_X, work_link = X[index], link.rows(index)
+        work_V_inv = V_inv[index] if certify else None
+        theta_w, gradient_w, hessian_w = theta[index], gradient[index], hessian[index]
+        norm_w, threshold_w, fresh_w = norm[index], threshold[index], reform[index]
+        v_tol_w, radius_w = v_tol[index], (radius[index] if certify else None)
+    else:  # every row steps: the inputs themselves
+        index = np.arange(r)
+        work_X, work_link, work_V_inv = X, link, V_inv
+        theta_w, gradient_w, hessian_w = theta, gradient, hessian
+        norm_w, threshold_w, fresh_w, v_tol_w, radius_w = norm, threshold, reform, v_tol, radius
     live = np.ones(index.shape[0], dtype=bool)
-    eye = l2 * np.eye(d)
-    for _ in range(max_iter):
-        if not live.any():
-            break
-        if live.sum() <= live.shape[0] // 2:  # compact: drop the finished rows
-            keep = np.flatnonzero(live)
-            index, live = index[keep], live[keep]
-            work_X, work_y = work_X[keep], work_y[keep]
-            work = [array[keep] for array in work]
-        theta_w, gradient_w, hessian_w, norm_w, fresh_w, threshold_w = work
+    all_live = True  # live.all(), kept as a flag
+    for _ in range(max_iter if index.shape[0] else 0):
         candidate = theta_w - _solve_rows(hessian_w, gradient_w)
         eta = np.matmul(work_X, candidate[:, :, None])
-        new_residual, _ = link.residual(eta, work_y, False)
-        new_gradient = np.matmul(np.swapaxes(new_residual, 1, 2), work_X)[:, 0]
+        new_gradient = np.matmul(np.swapaxes(work_link.residual(eta, 0, False)[0], 1, 2),
+                                 work_X)[:, 0]
         new_gradient += l2 * candidate
-        n_steps[index[live]] += 1
         new_norm = np.abs(new_gradient).max(axis=1)
-        accept = live & (new_norm <= threshold_w)
-        if certify and (live & ~accept).any():
-            tolerance = v_tol[index]
-            errors = certified_v_norm_errors(
-                new_gradient, np.abs(eta).max(axis=(1, 2)), V_inv[index], family, l2,
-                np.where(live & ~accept, np.minimum(tolerance, _MAX_CERTIFY_RADIUS), 0.0),
-                kappa_cache)
-            accept |= live & (errors <= tolerance)
+        n_steps[index if all_live else index[live]] += 1
+        accept = new_norm <= threshold_w
+        if certify:
+            errors = certified_v_norm_errors(new_gradient, np.abs(eta).max(axis=(1, 2)),
+                                             work_V_inv, family, l2, radius_w, kappa_cache)
+            accept |= errors <= v_tol_w
+        if not all_live:
+            accept &= live
         if accept.any():
+            if all_live and accept.all():  # the usual way out
+                cache.theta[index] = candidate
+                cache.gradient[index] = new_gradient
+                cache.hessian[index] = hessian_w
+                converged[index] = True
+                break
             won = index[accept]
             cache.theta[won] = candidate[accept]
             cache.gradient[won] = new_gradient[accept]
             cache.hessian[won] = hessian_w[accept]
             converged[won] = True
+            live = live & ~accept
+            all_live = False
         # not accepted: progress (halving on a cached A, any decrease on the exact one)?
         progress = np.where(fresh_w, new_norm < norm_w, new_norm <= 0.5 * norm_w)
-        running = live & ~accept
-        move = running & progress  # a chord step: keep A
-        retry = running & ~progress & ~fresh_w  # the same point, on the exact Hessian
-        failed[index[running & ~progress & fresh_w]] = True
+        if all_live and progress.all():  # the usual chord step of every row: keep A
+            theta_w, gradient_w, norm_w = candidate, new_gradient, new_norm
+            fresh_w = np.zeros(index.shape[0], dtype=bool)
+            continue
+        move = live & progress
+        retry = live & ~progress & ~fresh_w  # the same point, on the exact Hessian at it
+        failed[index[live & ~progress & fresh_w]] = True
         live = move | retry
-        if move.any():
-            theta_w[move], gradient_w[move], norm_w[move] = (
-                candidate[move], new_gradient[move], new_norm[move])
-            fresh_w[move] = False
-        if retry.any():  # A := the exact Hessian at the current point
+        all_live = False
+        if not live.any():
+            break
+        theta_w = np.where(move[:, None], candidate, theta_w)
+        gradient_w = np.where(move[:, None], new_gradient, gradient_w)
+        norm_w = np.where(move, new_norm, norm_w)
+        fresh_w = fresh_w & ~move | retry
+        if retry.any():
             back = np.flatnonzero(retry)
             eta_back = np.matmul(work_X[back], theta_w[back][:, :, None])
-            _, weights = link.residual(eta_back, work_y[back], True)
-            hessian_w[back] = _weighted_gram(work_X[back], weights) + eye
-            fresh_w[back] = True
+            _, weights = work_link.residual(eta_back, 0, True, back)
+            hessian_w = hessian_w.copy()
+            hessian_w[back] = _weighted_gram(work_X[back], weights) + l2 * np.eye(d)
             cache.hessian_n[index[back]] = n[index[back]]
+        if live.sum() <= live.shape[0] // 2:  # compact: drop the finished rows
+            keep = np.flatnonzero(live)
+            index, live = index[keep], live[keep]
+            work_X, work_link = work_X[keep], work_link.rows(keep)
+            theta_w, gradient_w, hessian_w = theta_w[keep], gradient_w[keep], hessian_w[keep]
+            norm_w, threshold_w, fresh_w = norm_w[keep], threshold_w[keep], fresh_w[keep]
+            v_tol_w = v_tol_w[keep]
+            if certify:
+                work_V_inv, radius_w = work_V_inv[keep], radius_w[keep]
     else:
         failed[index[live]] = True
     failed &= ~converged

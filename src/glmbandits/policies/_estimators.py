@@ -163,7 +163,8 @@ class GLMEstimate:
                     ) -> np.ndarray:
         """:meth:`refit_on` with the lazy solver (a one-row :func:`lazy_newton_refit`)."""
         cache = self.newton_
-        if not np.array_equal(cache.theta[0], self.theta_):  # theta_ was set from outside
+        if self.theta_ is not self.__dict__.get("newton_theta_") and not np.array_equal(
+                cache.theta[0], self.theta_):  # theta_ was set from outside
             self.newton_ = cache = NewtonCache.fresh(self.theta_[None], self.l2)
         if self.v_norm_tol > 0.0 and V_inv is None:
             V_inv = (self.V_inv_ if X.shape[0] == self.history.n and self.V_inv_ is not None
@@ -172,7 +173,7 @@ class GLMEstimate:
                                 V_inv=None if V_inv is None else V_inv[None],
                                 v_norm_tol=self.v_norm_tol, kappa_cache=self.solver_.kappa_cache_,
                                 fallback_max_iter=self.max_iter)
-        self.theta_ = fit.theta[0]
+        self.theta_ = self.newton_theta_ = fit.theta[0]
         self.n_fits_ += 1
         if not fit.converged[0]:
             self.n_failed_fits_ += 1

@@ -166,13 +166,18 @@ class BatchKernel(ABC):
         self.rngs = [policy.rng_ for policy in self.policies]
         self.rounds_ = np.zeros(self.n_replicates, dtype=np.int64)
         self._last = _LastScores(self.n_replicates)
+        self._all_rows = np.arange(self.n_replicates)
 
     def ready(self, active: np.ndarray) -> np.ndarray:
         """Indices of the replicates that play now, among the ``active`` ones (R,) bool.
 
         Never empty while some replicate is active. Default: all active ones.
         """
-        return np.flatnonzero(active)
+        return self._rows_of(active)
+
+    def _rows_of(self, mask: np.ndarray) -> np.ndarray:
+        """``flatnonzero(mask)``, as the shared ``arange(R)`` when every replicate is in it."""
+        return self._all_rows if mask.all() else np.flatnonzero(mask)
 
     @abstractmethod
     def select(self, X: np.ndarray, valid: np.ndarray | None, rows: np.ndarray
@@ -202,6 +207,10 @@ class BatchKernel(ABC):
         """Whether ``rows`` is every replicate, in order (then arrays need no indexing)."""
         return rows.shape[0] == self.n_replicates
 
+    def _selector(self, rows: np.ndarray) -> np.ndarray | slice:
+        """An index for the replicates ``rows``: a plain slice when it is all of them."""
+        return slice(None) if rows.shape[0] == self.n_replicates else rows
+
     def _full(self, rows: np.ndarray, values: np.ndarray) -> np.ndarray:
         """``values`` of the replicates ``rows`` in an (R, ...) array, zeros elsewhere."""
         if self._everyone(rows):
@@ -216,6 +225,15 @@ class BatchKernel(ABC):
         to_numpy = self.backend.to_numpy
         scores = (to_numpy(ucb), to_numpy(mean), to_numpy(width))
         everyone = self._everyone(rows)
+        if everyone and valid is None and tied_rows is None:  # the common round
+            values = scores[0]
+            actions = values.argmax(axis=1)
+            counts = (values == values[self._all_rows, actions][:, None]).sum(axis=1)
+            if counts.max() > 1:
+                actions, counts = argmax_rows(values, None, None, self.rngs)
+            propensities = 1.0 / counts
+            self._last.record(rows, True, scores, None, propensities)
+            return actions, propensities
         if not everyone:
             scores = tuple(array[rows] for array in scores)
             valid = None if valid is None else valid[rows]
@@ -274,7 +292,7 @@ class LinUCBKernel(BatchKernel):
         batched_sherman_morrison(backend, self.V_inv, x)
         self.b += backend.asarray(self._full(rows, rewards))[:, None] * x
         self.theta = backend.matmul(self.V_inv, self.b[:, :, None])[:, :, 0]
-        self.rounds_[rows] += 1
+        self.rounds_[self._selector(rows)] += 1
 
     def finalize(self) -> None:
         to_numpy = self.backend.to_numpy
@@ -325,6 +343,7 @@ class UCBGLMKernel(BatchKernel):
         self.estimates = estimates
         R, d = len(estimates), self.policies[0].n_features
         self.n = np.array([e.n for e in estimates], dtype=np.int64)
+        self.n_bound = int(self.n.max())
         capacity = max(64, 2 * int(self.n.max()))
         self.X_hist = np.zeros((R, capacity, d))
         self.y_hist = np.zeros((R, capacity))
@@ -360,6 +379,8 @@ class UCBGLMKernel(BatchKernel):
                                 and e.tol == first.tol and e.max_iter == first.max_iter
                                 and e.newton_ is not None for e in estimates)
         self.parked = np.zeros(R, dtype=bool)
+        self.n_parked = 0
+        self.trigger = self.log_det_s + self.log_growth  # log det V that makes a refit due
         self.initial = self.n < self.tau  # rows still in their uniformly random rounds
         self.steady = False
         self.n_lazy_refit_calls_ = 0
@@ -389,7 +410,9 @@ class UCBGLMKernel(BatchKernel):
     def ready(self, active: np.ndarray) -> np.ndarray:
         """Refit what is due; park lazy replicates due a refit until all active lazy ones are."""
         if self.steady:  # all lazy, past the initial rounds, with snapshots: one test
-            due = self.log_det > self.log_det_s + self.log_growth
+            due = self.log_det > self.trigger
+            if not self.n_parked and not due.any():  # the common round: nobody waits
+                return self._rows_of(active)
         else:
             self.initial = self.n < self.tau
             exact = np.flatnonzero(active & ~self.lazy & ~self.initial & self.stale)
@@ -398,15 +421,15 @@ class UCBGLMKernel(BatchKernel):
                 self.estimates[r].refit_on(self.X_hist[r, :n], self.y_hist[r, :n])
             if exact.shape[0]:
                 self._snapshot(exact)
-            due = self.lazy & ~self.initial & (
-                ~self.has_snapshot | (self.log_det > self.log_det_s + self.log_growth))
+            due = self.lazy & ~self.initial & (~self.has_snapshot | (self.log_det > self.trigger))
             self.steady = bool(self.lazy.all() and not self.initial.any()
                                and self.has_snapshot.all())
         parked = self.parked
         parked |= active & due
+        self.n_parked = int(parked.sum())
         running = active & ~parked
-        if not parked.any() or (running & self.lazy).any():
-            return np.flatnonzero(running)
+        if not self.n_parked or (running & self.lazy).any():
+            return self._rows_of(running)
         waiting = np.flatnonzero(parked)
         if self.batch_refits:
             self._lazy_refit(waiting)
@@ -416,7 +439,8 @@ class UCBGLMKernel(BatchKernel):
                 self.estimates[r].refit_on(self.X_hist[r, :n], self.y_hist[r, :n])
         self._snapshot(waiting)
         parked[:] = False
-        return np.flatnonzero(active)
+        self.n_parked = 0
+        return self._rows_of(active)
 
     def _snapshot(self, rows: np.ndarray) -> None:
         """Rows just refitted: the scores use their new θ̂ (and, lazy, a new snapshot)."""
@@ -426,6 +450,7 @@ class UCBGLMKernel(BatchKernel):
         self.V_inv_s[self.backend.index(rows)] = self.V_inv[self.backend.index(rows)]
         lazy = rows[self.lazy[rows]]
         self.log_det_s[lazy] = self.log_det[lazy]
+        self.trigger[lazy] = self.log_det_s[lazy] + self.log_growth[lazy]
         self.has_snapshot[lazy] = True
         self.n_refits[lazy] += 1
         self.n_samples_s[lazy] = self.n[lazy]
@@ -472,18 +497,22 @@ class UCBGLMKernel(BatchKernel):
         return self._record(ucb, mean, width, valid, initial, rows)
 
     def update(self, rows: np.ndarray, x: np.ndarray, rewards: np.ndarray) -> None:
-        n = self.n[rows]
-        if int(n.max()) == self.X_hist.shape[1]:  # grow geometrically
-            self._grow(2 * self.X_hist.shape[1])
+        self.n_bound += 1  # no replicate has more samples than this
+        if self.n_bound >= self.X_hist.shape[1]:
+            self.n_bound = int(self.n.max()) + 1
+            if self.n_bound > self.X_hist.shape[1]:  # grow geometrically
+                self._grow(2 * self.X_hist.shape[1])
+        select = self._selector(rows)
+        n = self.n[select]
         self.X_hist[rows, n] = x
         self.y_hist[rows, n] = rewards
-        self.n[rows] += 1
+        self.n[select] += 1
         # replicates that did not play get x = 0: V⁻¹ and log det V stay bit for bit
         quadratic = batched_sherman_morrison(self.backend, self.V_inv,
                                              self.backend.asarray(self._full(rows, x)))
         self.log_det += np.log1p(self.backend.to_numpy(quadratic))
-        self.stale[rows] = True
-        self.rounds_[rows] += 1
+        self.stale[select] = True
+        self.rounds_[select] += 1
 
     def finalize(self) -> None:
         to_numpy = self.backend.to_numpy
@@ -498,7 +527,7 @@ class UCBGLMKernel(BatchKernel):
             estimate.log_det_V_ = float(self.log_det[r])
             estimate.stale_ = bool(self.stale[r])
             if estimate.newton_ is not None:
-                estimate.newton_ = self.newton.take(slice(r, r + 1))
+                estimate.newton_ = self.newton.take(slice(r, r + 1)).copy()
             snapshot = policy.snapshot_
             if snapshot is not None and self.has_snapshot[r]:
                 snapshot.theta_ = self.theta_s[r].copy()
