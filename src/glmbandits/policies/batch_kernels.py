@@ -34,7 +34,7 @@ from .base import ActionScores, Policy
 from .linucb import LinUCB
 from .ucb_glm import UCBGLM
 
-__all__ = ["BatchKernel", "SequentialKernel", "LinUCBKernel", "UCBGLMKernel",
+__all__ = ["BatchKernel", "SequentialKernel", "LinUCBKernel", "UCBGLMKernel", "augmented_ucb",
            "register_batch_kernel", "make_batch_kernel", "BATCH_KERNELS"]
 
 
@@ -55,6 +55,18 @@ def batched_ucb(backend: ArrayBackend, X: Any, theta: Any, V_inv: Any, alpha: An
     return mean + width, mean, width
 
 
+def augmented_ucb(backend: ArrayBackend, X: Any, M: Any, alpha: Any) -> tuple[Any, Any, Any]:
+    """:func:`batched_ucb` with ``M = [V⁻¹ | θ̂]`` of shape (R, d, d + 1): one product gives both.
+
+    ``X @ M`` holds ``X V⁻¹`` in its first d columns and the means ``Xθ̂`` in its last.
+    """
+    d = X.shape[2]
+    XM = backend.matmul(X, M)
+    mean = XM[:, :, d]
+    width = alpha[:, None] * backend.sqrt_positive(backend.einsum("rkd,rkd->rk", XM[:, :, :d], X))
+    return mean + width, mean, width
+
+
 def batched_sherman_morrison(backend: ArrayBackend, V_inv: Any, x: Any) -> Any:
     """In place ``V_r⁻¹ ← (V_r + x_r x_r')⁻¹`` for every r; returns ``x_r'V_r⁻¹x_r`` (R,).
 
@@ -63,7 +75,9 @@ def batched_sherman_morrison(backend: ArrayBackend, V_inv: Any, x: Any) -> Any:
     """
     u = backend.matmul(V_inv, x[:, :, None])[:, :, 0]
     quadratic = backend.einsum("rd,rd->r", x, u)
-    V_inv -= (1.0 / (1.0 + quadratic))[:, None, None] * (u[:, :, None] * u[:, None, :])
+    outer = u[:, :, None] * u[:, None, :]
+    outer *= (1.0 / (1.0 + quadratic))[:, None, None]
+    V_inv -= outer
     return quadratic
 
 
@@ -113,8 +127,9 @@ class _LastScores:
                 if self.valid is None:
                     self.valid = np.ones((self.n_replicates, K), dtype=bool)
                 self.valid[rows] = True if valid is None else valid
-        self.propensities[rows] = propensities
-        self.played[rows] = True
+        select = slice(None) if everyone else rows
+        self.propensities[select] = propensities
+        self.played[select] = True
 
     def _resize(self, K: int) -> None:
         old, old_valid = self.arrays, self.valid
@@ -167,6 +182,8 @@ class BatchKernel(ABC):
         self.rounds_ = np.zeros(self.n_replicates, dtype=np.int64)
         self._last = _LastScores(self.n_replicates)
         self._all_rows = np.arange(self.n_replicates)
+        self._ones = np.ones(self.n_replicates)
+        self._ones.flags.writeable = False
 
     def ready(self, active: np.ndarray) -> np.ndarray:
         """Indices of the replicates that play now, among the ``active`` ones (R,) bool.
@@ -220,22 +237,28 @@ class BatchKernel(ABC):
         return full
 
     def _record(self, ucb: Any, mean: Any, width: Any, valid: np.ndarray | None,
-                tied_rows: np.ndarray | None, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Actions of the replicates ``rows`` from their (R, K) scores; keeps the scores."""
+                tied_rows: np.ndarray | None, rows: np.ndarray, of_rows: bool = False
+                ) -> tuple[np.ndarray, np.ndarray]:
+        """Actions of the replicates ``rows`` from their (R, K) scores; keeps the scores.
+
+        ``of_rows``: the scores are already those of ``rows`` only (len(rows), K).
+        """
         to_numpy = self.backend.to_numpy
         scores = (to_numpy(ucb), to_numpy(mean), to_numpy(width))
         everyone = self._everyone(rows)
         if everyone and valid is None and tied_rows is None:  # the common round
             values = scores[0]
             actions = values.argmax(axis=1)
-            counts = (values == values[self._all_rows, actions][:, None]).sum(axis=1)
-            if counts.max() > 1:
-                actions, counts = argmax_rows(values, None, None, self.rngs)
-            propensities = 1.0 / counts
+            if np.count_nonzero(values == values[self._all_rows, actions][:, None]) > len(actions):
+                actions, counts = argmax_rows(values, None, None, self.rngs)  # some tie
+                propensities = 1.0 / counts
+            else:
+                propensities = self._ones
             self._last.record(rows, True, scores, None, propensities)
             return actions, propensities
         if not everyone:
-            scores = tuple(array[rows] for array in scores)
+            if not of_rows:
+                scores = tuple(array[rows] for array in scores)
             valid = None if valid is None else valid[rows]
             tied_rows = None if tied_rows is None else tied_rows[rows]
         rngs = self.rngs if everyone else [self.rngs[r] for r in rows]
@@ -350,7 +373,9 @@ class UCBGLMKernel(BatchKernel):
         for r, estimate in enumerate(estimates):
             self.X_hist[r, : self.n[r]] = estimate.history.X
             self.y_hist[r, : self.n[r]] = estimate.history.y
-        self.stale = np.array([e.stale_ for e in estimates])
+        # samples each replicate's θ̂ was fitted on (the estimate is stale when n is larger)
+        self.fit_n = np.array([e.n - 1 if e.stale_ else e.n for e in estimates], dtype=np.int64)
+        self.n_start = self.n.copy()
         self.V_inv = backend.asarray(np.stack([e.V_inv_ for e in estimates]))
         self.log_det = np.array([e.log_det_V_ for e in estimates], dtype=np.float64)
         self.alpha = backend.asarray([policy.alpha for policy in self.policies])
@@ -361,10 +386,10 @@ class UCBGLMKernel(BatchKernel):
         self.has_snapshot = np.array([s is not None and s.theta_ is not None for s in snapshots])
         self.theta_s = np.stack([s.theta_ if s is not None and s.theta_ is not None
                                  else e.theta_ for s, e in zip(snapshots, estimates)])
-        self.V_inv_s = backend.copy(self.V_inv)
-        for r, s in enumerate(snapshots):
-            if s is not None and s.theta_ is not None:
-                self.V_inv_s[r] = backend.asarray(s.V_inv_)
+        V_inv_s = np.stack([s.V_inv_ if s is not None and s.theta_ is not None else e.V_inv_
+                            for s, e in zip(snapshots, estimates)])
+        # what the scores use: [V_τ⁻¹ | θ̂_τ] per replicate, one (R, d, d + 1) array
+        self.M_s = backend.asarray(np.concatenate([V_inv_s, self.theta_s[:, :, None]], axis=2))
         self.log_det_s = np.array([s.log_det_ if s is not None else 0.0 for s in snapshots])
         self.n_refits = np.array([s.n_refits_ if s is not None else 0 for s in snapshots])
         self.n_samples_s = np.array([s.n_samples_ if s is not None else 0 for s in snapshots])
@@ -415,7 +440,7 @@ class UCBGLMKernel(BatchKernel):
                 return self._rows_of(active)
         else:
             self.initial = self.n < self.tau
-            exact = np.flatnonzero(active & ~self.lazy & ~self.initial & self.stale)
+            exact = np.flatnonzero(active & ~self.lazy & ~self.initial & (self.n > self.fit_n))
             for r in exact:  # every-round refits: each replicate's own solver
                 n = self.n[r]
                 self.estimates[r].refit_on(self.X_hist[r, :n], self.y_hist[r, :n])
@@ -444,10 +469,12 @@ class UCBGLMKernel(BatchKernel):
 
     def _snapshot(self, rows: np.ndarray) -> None:
         """Rows just refitted: the scores use their new θ̂ (and, lazy, a new snapshot)."""
-        self.stale[rows] = False
+        self.fit_n[rows] = self.n[rows]
         for r in rows:
             self.theta_s[r] = self.estimates[r].theta_
-        self.V_inv_s[self.backend.index(rows)] = self.V_inv[self.backend.index(rows)]
+        index, d = self.backend.index(rows), self.theta_s.shape[1]
+        self.M_s[index, :, :d] = self.V_inv[index]
+        self.M_s[index, :, d] = self.backend.asarray(self.theta_s[rows])
         lazy = rows[self.lazy[rows]]
         self.log_det_s[lazy] = self.log_det[lazy]
         self.trigger[lazy] = self.log_det_s[lazy] + self.log_growth[lazy]
@@ -484,17 +511,28 @@ class UCBGLMKernel(BatchKernel):
                 estimate.n_failed_fits_ += 1
 
     # -- rounds ------------------------------------------------------------------------
+    def _few(self, rows: np.ndarray) -> bool:
+        """Whether so few replicates play (others wait for a refit wave) that the round
+        is computed on their rows only rather than on all R."""
+        return rows.shape[0] <= self.n_replicates // 2
+
     def select(self, X: np.ndarray, valid: np.ndarray | None, rows: np.ndarray
                ) -> tuple[np.ndarray, np.ndarray]:
         backend = self.backend
-        ucb, mean, width = batched_ucb(backend, backend.asarray(X), backend.asarray(self.theta_s),
-                                       self.V_inv_s, self.alpha)
         initial = None if self.steady or not self.initial.any() else self.initial
+        if self._few(rows):
+            index = backend.index(rows)
+            ucb, mean, width = augmented_ucb(backend, backend.asarray(X[rows]), self.M_s[index],
+                                             self.alpha[index])
+            zero = None if initial is None else initial[rows]
+        else:
+            ucb, mean, width = augmented_ucb(backend, backend.asarray(X), self.M_s, self.alpha)
+            zero = initial
         if initial is not None:  # uniformly random rounds: every score 0, every action tied
             ucb, mean, width = (backend.to_numpy(a).copy() for a in (ucb, mean, width))
             for array in (ucb, mean, width):
-                array[initial] = 0.0
-        return self._record(ucb, mean, width, valid, initial, rows)
+                array[zero] = 0.0
+        return self._record(ucb, mean, width, valid, initial, rows, of_rows=self._few(rows))
 
     def update(self, rows: np.ndarray, x: np.ndarray, rewards: np.ndarray) -> None:
         self.n_bound += 1  # no replicate has more samples than this
@@ -507,16 +545,22 @@ class UCBGLMKernel(BatchKernel):
         self.X_hist[rows, n] = x
         self.y_hist[rows, n] = rewards
         self.n[select] += 1
-        # replicates that did not play get x = 0: V⁻¹ and log det V stay bit for bit
-        quadratic = batched_sherman_morrison(self.backend, self.V_inv,
-                                             self.backend.asarray(self._full(rows, x)))
-        self.log_det += np.log1p(self.backend.to_numpy(quadratic))
-        self.stale[select] = True
-        self.rounds_[select] += 1
+        backend = self.backend
+        if self._few(rows):
+            index = backend.index(rows)
+            V_inv = self.V_inv[index]
+            quadratic = batched_sherman_morrison(backend, V_inv, backend.asarray(x))
+            self.V_inv[index] = V_inv
+            self.log_det[rows] += np.log1p(backend.to_numpy(quadratic))
+        else:  # replicates that did not play get x = 0: V⁻¹ and log det V stay bit for bit
+            quadratic = batched_sherman_morrison(backend, self.V_inv,
+                                                 backend.asarray(self._full(rows, x)))
+            self.log_det += np.log1p(backend.to_numpy(quadratic))
+
 
     def finalize(self) -> None:
         to_numpy = self.backend.to_numpy
-        V_inv, V_inv_s = to_numpy(self.V_inv), to_numpy(self.V_inv_s)
+        V_inv, V_inv_s = to_numpy(self.V_inv), to_numpy(self.M_s)[:, :, :-1]
         d = self.X_hist.shape[2]
         for r, (policy, estimate) in enumerate(zip(self.policies, self.estimates)):
             n = int(self.n[r])
@@ -525,7 +569,7 @@ class UCBGLMKernel(BatchKernel):
             estimate.history = history
             estimate.V_inv_ = V_inv[r].copy()
             estimate.log_det_V_ = float(self.log_det[r])
-            estimate.stale_ = bool(self.stale[r])
+            estimate.stale_ = bool(self.n[r] > self.fit_n[r])
             if estimate.newton_ is not None:
                 estimate.newton_ = self.newton.take(slice(r, r + 1)).copy()
             snapshot = policy.snapshot_
@@ -535,6 +579,8 @@ class UCBGLMKernel(BatchKernel):
                 snapshot.log_det_ = float(self.log_det_s[r])
                 snapshot.n_refits_ = int(self.n_refits[r])
                 snapshot.n_samples_ = int(self.n_samples_s[r])
+        self.rounds_ = self.n - self.n_start
+        self.n_start = self.n.copy()
         super().finalize()
 
 
