@@ -127,12 +127,17 @@ def _curvature_floor(reach: float, family: GLMFamily, kappa_cache: dict | None) 
     if not reach < math.inf:
         return 0.0
     if kappa_cache is None:
-        kappa = family._kappa(reach)
-    else:
-        bucket = math.ceil(reach / _KAPPA_GRID)
-        kappa = kappa_cache.get(bucket)
-        if kappa is None:
-            kappa = kappa_cache[bucket] = family._kappa(bucket * _KAPPA_GRID)
+        return min(family._kappa(reach), 1.0)
+    return _bucket_curvature(math.ceil(reach / _KAPPA_GRID), family, kappa_cache)
+
+
+def _bucket_curvature(bucket: int, family: GLMFamily, kappa_cache: dict | None) -> float:
+    """``min(1, κ(bucket/64))``, memoised in ``kappa_cache``."""
+    kappa = None if kappa_cache is None else kappa_cache.get(bucket)
+    if kappa is None:
+        kappa = family._kappa(bucket * _KAPPA_GRID)
+        if kappa_cache is not None:
+            kappa_cache[bucket] = kappa
     return min(kappa, 1.0)
 
 
@@ -144,22 +149,22 @@ def certified_v_norm_errors(gradients: np.ndarray, eta_max: np.ndarray, V_inv: n
     Row i's bound is that of row i alone (``inf`` where no certificate is
     issued, e.g. ``radius[i] <= 0``); the quadratic forms are batched.
     """
-    r = gradients.shape[0]
-    errors = [math.inf] * r
-    if l2 <= 0.0:
-        return np.array(errors)
+    errors = np.full(gradients.shape[0], math.inf)
+    valid = (radius > 0.0) & (radius <= _MAX_CERTIFY_RADIUS) & np.isfinite(eta_max)
+    if l2 <= 0.0 or not valid.any():
+        return errors
     column = gradients[:, :, None]
     quadratic = np.matmul(np.swapaxes(column, 1, 2), np.matmul(V_inv, column))[:, 0, 0]
-    for i, (square, rho, eta) in enumerate(zip(quadratic.tolist(), radius.tolist(),
-                                               eta_max.tolist())):
-        if not 0.0 < rho <= _MAX_CERTIFY_RADIUS:
-            continue
-        kappa = _curvature_floor(eta + rho, family, kappa_cache)
-        if kappa > 0.0:
-            error = math.sqrt(max(square, 0.0)) / kappa
-            if error <= rho:
-                errors[i] = error
-    return np.array(errors)
+    # κ̃ on the 1/64 grid (rounded up), one lookup per distinct grid point
+    buckets = np.ceil(np.where(valid, eta_max + radius, 0.0) / _KAPPA_GRID)
+    distinct, where = np.unique(buckets, return_inverse=True)
+    kappas = np.array([_bucket_curvature(int(bucket), family, kappa_cache)
+                       for bucket in distinct.tolist()])[where]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        bound = np.sqrt(np.maximum(quadratic, 0.0)) / kappas
+    issued = valid & (kappas > 0.0) & (bound <= radius)
+    errors[issued] = bound[issued]
+    return errors
 
 
 class IncrementalMLE:

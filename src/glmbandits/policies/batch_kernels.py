@@ -535,11 +535,11 @@ class UCBGLMKernel(BatchKernel):
         return self._record(ucb, mean, width, valid, initial, rows, of_rows=self._few(rows))
 
     def update(self, rows: np.ndarray, x: np.ndarray, rewards: np.ndarray) -> None:
-        self.n_bound += 1  # no replicate has more samples than this
-        if self.n_bound >= self.X_hist.shape[1]:
-            self.n_bound = int(self.n.max()) + 1
-            if self.n_bound > self.X_hist.shape[1]:  # grow geometrically
+        if self.n_bound >= self.X_hist.shape[1]:  # n_bound: no replicate has more samples
+            self.n_bound = int(self.n.max())
+            if int(self.n[rows].max()) >= self.X_hist.shape[1]:  # grow geometrically
                 self._grow(2 * self.X_hist.shape[1])
+        self.n_bound += 1
         select = self._selector(rows)
         n = self.n[select]
         self.X_hist[rows, n] = x
