@@ -44,7 +44,9 @@ class ArrayBackend:
         return self.xp.asarray(array, dtype=np.float64)
 
     def to_numpy(self, array: Any) -> np.ndarray:
-        """An array of this module -> a numpy array on the host."""
+        """An array of this module (or already a numpy array) -> a numpy array on the host."""
+        if isinstance(array, np.ndarray):
+            return array
         if self.name == "torch":
             return array.detach().cpu().numpy()
         if self.name == "cupy":

@@ -112,24 +112,32 @@ class _LastScores:
         self.valid: np.ndarray | None = None  # (R, K_max) when K varies
         self.propensities = np.full(n_replicates, np.nan)
         self.played = np.zeros(n_replicates, dtype=bool)
+        self.pending: np.ndarray | None = None  # propensities of a round everyone played
 
     def record(self, rows: np.ndarray, everyone: bool, scores: tuple[np.ndarray, ...],
                valid: np.ndarray | None, propensities: np.ndarray) -> None:
         K = scores[0].shape[1]
         if everyone:  # scores are (R, K): keep them (fresh arrays every round)
-            self.arrays, self.valid = list(scores), valid
-        else:
-            if self.arrays is None or self.arrays[0].shape[1] != K:
-                self._resize(K)
-            for array, values in zip(self.arrays, scores):
-                array[rows] = values
-            if valid is not None or self.valid is not None:
-                if self.valid is None:
-                    self.valid = np.ones((self.n_replicates, K), dtype=bool)
-                self.valid[rows] = True if valid is None else valid
-        select = slice(None) if everyone else rows
-        self.propensities[select] = propensities
-        self.played[select] = True
+            self.arrays, self.valid, self.pending = list(scores), valid, propensities
+            return
+        self._flush()
+        if self.arrays is None or self.arrays[0].shape[1] != K:
+            self._resize(K)
+        for array, values in zip(self.arrays, scores):
+            array[rows] = values
+        if valid is not None or self.valid is not None:
+            if self.valid is None:
+                self.valid = np.ones((self.n_replicates, K), dtype=bool)
+            self.valid[rows] = True if valid is None else valid
+        self.propensities[rows] = propensities
+        self.played[rows] = True
+
+    def _flush(self) -> None:
+        """Write down the propensities of a round everyone played, kept by reference."""
+        if self.pending is not None:
+            self.propensities[:] = self.pending
+            self.played[:] = True
+            self.pending = None
 
     def _resize(self, K: int) -> None:
         old, old_valid = self.arrays, self.valid
@@ -143,6 +151,7 @@ class _LastScores:
         self.valid[:, :k] = True if old_valid is None else old_valid[:, :k]
 
     def write_back(self, policies: Sequence[Policy]) -> None:
+        self._flush()
         if self.arrays is None:
             return
         ucb, mean, width = self.arrays
