@@ -149,10 +149,21 @@ def certified_v_norm_errors(gradients: np.ndarray, eta_max: np.ndarray, V_inv: n
     Row i's bound is that of row i alone (``inf`` where no certificate is
     issued, e.g. ``radius[i] <= 0``); the quadratic forms are batched.
     """
-    errors = np.full(gradients.shape[0], math.inf)
-    valid = (radius > 0.0) & (radius <= _MAX_CERTIFY_RADIUS) & np.isfinite(eta_max)
-    if l2 <= 0.0 or not valid.any():
-        return errors
+    if l2 <= 0.0:
+        return np.full(gradients.shape[0], math.inf)
+    column = gradients[:, :, None]
+    quadratic = np.matmul(np.swapaxes(column, 1, 2), np.matmul(V_inv, column))[:, 0, 0]
+    errors = []
+    for square, rho, eta in zip(quadratic.tolist(), radius.tolist(), eta_max.tolist()):
+        error = math.inf  # row by row, the scalar arithmetic of certified_v_norm_error
+        if 0.0 < rho <= _MAX_CERTIFY_RADIUS:
+            kappa = _curvature_floor(eta + rho, family, kappa_cache)
+            if kappa > 0.0:
+                bound = math.sqrt(max(square, 0.0)) / kappa
+                if bound <= rho:
+                    error = bound
+        errors.append(error)
+    return np.array(errors)
     column = gradients[:, :, None]
     quadratic = np.matmul(np.swapaxes(column, 1, 2), np.matmul(V_inv, column))[:, 0, 0]
     # κ̃ on the 1/64 grid (rounded up), one lookup per distinct grid point

@@ -197,6 +197,7 @@ class BatchRow:
     sequential_rounds_per_second: float
     batch_rounds_per_second: float
     identical: bool
+    steps: int = 0
 
     @property
     def ratio(self) -> float:
@@ -208,27 +209,30 @@ def bench_batch(horizon: int, n_replicates: int, repeats: int = 3,
                 log: Callable[[str], None] = lambda text: None) -> list[BatchRow]:
     """Policy-rounds/s of R sequential runs vs ``simulate_batch`` on the same seeds.
 
-    Sequential: total policy seconds of the R runs. Batch: median over
-    ``repeats`` runs. ``identical``: every replicate's actions and regret equal
-    the sequential run's.
+    Sequential: R·T over the total policy seconds of the R runs; batch: R·T
+    over the kernel's seconds; each the median over ``repeats`` runs, the two
+    interleaved. ``identical``: every replicate's actions and regret equal the
+    sequential run's. ``steps``: batch steps (T in lockstep; more when lazy
+    replicates wait for a refit wave).
     """
     variants = policy_variants(horizon)
     seeds = list(range(n_replicates))
     rows = []
     for label in labels:
         factory = variants[label]
-        sequential = [simulate(factory(s), _env(s), horizon, seed=s) for s in seeds]
-        sequential_seconds = sum(result.seconds for result in sequential)
-        batch_speeds, identical = [], True
+        sequential_speeds, batch_speeds, identical = [], [], True
         for _ in range(repeats):
+            sequential = [simulate(factory(s), _env(s), horizon, seed=s) for s in seeds]
+            sequential_speeds.append(n_replicates * horizon
+                                     / sum(result.seconds for result in sequential))
             batch = simulate_batch(factory, _env, horizon, seeds)
             batch_speeds.append(batch.policy_rounds_per_second)
+            steps = batch.n_steps
             identical &= all(np.array_equal(batch.actions[r], sequential[r].actions)
                              and np.array_equal(batch.regret[r], sequential[r].regret)
                              for r in range(n_replicates))
-        rows.append(BatchRow(label, n_replicates, horizon,
-                             n_replicates * horizon / sequential_seconds,
-                             statistics.median(batch_speeds), identical))
+        rows.append(BatchRow(label, n_replicates, horizon, statistics.median(sequential_speeds),
+                             statistics.median(batch_speeds), identical, steps))
         log(f"  batch {label}: x{rows[-1].ratio:.1f}")
     return rows
 
@@ -302,12 +306,13 @@ def format_table(rows: Sequence[BenchRow], batch: Sequence[BatchRow] = (),
         lines += ["", "Ratios measured in this run:", *ratios]
     if batch:
         lines += ["", "| lockstep batch | R | T | sequential policy-rounds/s | batch policy-rounds/s "
-                  "| speed-up | trajectories identical |", "|---|---:|---:|---:|---:|---:|---|"]
+                  "| speed-up | trajectories identical | batch steps |",
+                  "|---|---:|---:|---:|---:|---:|---|---:|"]
         for row in batch:
             lines.append(f"| {row.policy} | {row.n_replicates} | {row.horizon:,} | "
                          f"{_number(row.sequential_rounds_per_second)} | "
                          f"{_number(row.batch_rounds_per_second)} | {row.ratio:.1f}x | "
-                         f"{'yes' if row.identical else 'NO'} |")
+                         f"{'yes' if row.identical else 'NO'} | {row.steps:,} |")
     if memory:
         lines += ["", "| peak memory | T | peak traced memory (MiB) | wall s (traced) |",
                   "|---|---:|---:|---:|"]
