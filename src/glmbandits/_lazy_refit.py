@@ -7,13 +7,17 @@ Lazy (rarely-switching) policies refit the MLE of Li, Lu & Zhou (2017), eq. (3),
 only every so often, after many new samples. :func:`lazy_newton_refit` is the
 solver of those refits. It is written on arrays with a leading replicate axis,
 so that **the same function** refits one policy (``r = 1``, called by
-:class:`~glmbandits.policies._estimators.GLMEstimate`) and the replicates of the
-lockstep batch simulator whose refits fall in the same round (``r > 1``, called
-by :class:`~glmbandits.policies.batch_kernels.UCBGLMKernel`). Every decision it
-takes for a row depends on that row's numbers only, so a replicate gets the
-same iterates, the same accepted root and the same fallbacks whether it is
-refitted alone or stacked with others: that is what keeps batch trajectories
-identical to sequential ones.
+:class:`~glmbandits.policies._estimators.GLMEstimate`) and a whole refit wave of
+the lockstep batch simulator (``r`` up to R, each row with its own number of
+samples, zero-padded; called by
+:class:`~glmbandits.policies.batch_kernels.UCBGLMKernel`). Every decision it
+takes for a row depends on that row's numbers only (the stacked products act
+row by row; the certificate uses the same scalar arithmetic per row), so a
+replicate gets the same iterates, the same accepted root and the same fallbacks
+whether it is refitted alone or stacked with others: that is what keeps batch
+trajectories identical to sequential ones. (Zero padding can change the
+summation order inside BLAS, i.e. the last bits; the tests and the benchmark
+check that trajectories stay identical.)
 
 What one refit does (row by row), with the cache :class:`NewtonCache` the
 previous refit left:

@@ -9,6 +9,13 @@ work of a round is done for all replicates at once by a batch kernel
 default; CuPy or torch when installed, e.g. on a GPU). The environments are
 stepped one by one through their public ``reset``/``step`` API (each has its own
 random stream, which is what makes the trajectories identical).
+
+Each step, the kernel says which replicates play (:meth:`BatchKernel.ready`).
+Usually that is all of them. A lazy UCB-GLM replicate whose refit falls due
+waits, keeping its contexts, until every lazy replicate is waiting; then one
+solver call refits them all (a *refit wave*) and they go on. Replicates are
+independent, so waiting changes no trajectory, only the number of steps
+(:attr:`BatchSimulationResult.n_steps`).
 """
 
 from __future__ import annotations
@@ -111,7 +118,8 @@ def simulate_batch(policy_factory: Callable[[Any], Any], env_factory: Callable[[
     ``seed=seeds[r]``; the policy objects end in the state the sequential runs
     leave them in. LinUCB and UCB-GLM (``l2 > 0``, both refit modes) have batch
     kernels; other policies are run one after the other within each round (same
-    results, no speed-up).
+    results, no speed-up). Lazy UCB-GLM replicates refit in waves (see the
+    module docstring), so they may take a few more steps than ``horizon``.
 
     Parameters
     ----------
