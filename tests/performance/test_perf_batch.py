@@ -110,3 +110,47 @@ def test_torch_backend_gives_the_numpy_trajectories(name):
     assert on_torch.backend == "torch" and on_torch.kernel == kernel
     np.testing.assert_array_equal(on_torch.actions, on_numpy.actions)
     np.testing.assert_array_equal(on_torch.regret, on_numpy.regret)
+
+
+@pytest.mark.parametrize("refit", ["lazy", "every_round"])
+def test_replicates_may_start_from_different_histories(refit):
+    """Per-replicate sample counts: policies warmed up on their own data, then batched."""
+
+    def warmed_up(seed):
+        policy = UCBGLM(4, seed=seed, refit=refit, refit_growth=1.5)
+        rng = np.random.default_rng(100 + seed)
+        for _ in range(5 + 17 * seed):  # 5 to 56 samples: some past tau, some not
+            x = rng.normal(size=4) / 3
+            policy.select(np.vstack([x, -x]))
+            policy.update(x, float(rng.random() < 0.5))
+        return policy
+
+    made = []
+
+    def keep(seed):
+        made.append(warmed_up(seed))
+        return made[-1]
+
+    env_factory = lambda s: SyntheticGLMEnv(4, 6, seed=s)  # noqa: E731
+    seeds = [0, 1, 2, 3]
+    batch = simulate_batch(keep, env_factory, 120, seeds)
+    assert batch.kernel == "UCBGLMKernel"
+    for r, seed in enumerate(seeds):
+        reference = warmed_up(seed)
+        sequential = simulate(reference, env_factory(seed), 120, seed=seed)
+        assert_same_trajectory(batch, r, sequential)
+        assert made[r].n_updates_ == reference.n_updates_ == 5 + 17 * seed + 120
+        assert made[r].estimate_.n_fits_ == reference.estimate_.n_fits_
+        np.testing.assert_allclose(made[r].theta_, reference.theta_, atol=1e-12)
+
+
+def test_lazy_and_exact_replicates_mixed_in_one_kernel():
+    factory = lambda s: UCBGLM(4, seed=s, refit="lazy" if s % 2 else "every_round",  # noqa: E731
+                               refit_growth=1.5)
+    env_factory = lambda s: SyntheticGLMEnv(4, 5, seed=s)  # noqa: E731
+    seeds = [0, 1, 2, 3, 4]
+    batch = simulate_batch(factory, env_factory, 150, seeds)
+    assert batch.kernel == "UCBGLMKernel" and batch.n_steps >= 150
+    for r, seed in enumerate(seeds):
+        sequential = simulate(factory(seed), env_factory(seed), 150, seed=seed)
+        assert_same_trajectory(batch, r, sequential)
