@@ -285,8 +285,7 @@ def lazy_newton_refit(X: np.ndarray, y: np.ndarray, cache: NewtonCache, family: 
     cache.age = np.where(reform, 0, cache.age + 1)
     first, last_seen = int(cache.n_seen.min()), int(cache.n_seen.max())
     X_new = X[:, first:]
-    any_reform = bool(reform.any())
-    keep_all = not any_reform
+    keep_all = not reform.any()
     eta_new = np.matmul(X_new, theta[:, :, None])
     residual, weights = link.residual(eta_new, first, not reform.all())
     if first < last_seen:  # rows whose cache is more recent skip its samples
@@ -312,7 +311,8 @@ def lazy_newton_refit(X: np.ndarray, y: np.ndarray, cache: NewtonCache, family: 
 
     # 2-4. steps on the working set: the rows still running (``live``) and, until they
     # are compacted away, finished ones; ``index``: their positions in the r inputs.
-    # Work arrays are never changed in place (they may be the cache's own arrays).
+    # Work arrays may be the cache's own: they are replaced, never written into (the
+    # cache's rows are written only once accepted, when they have left the working set).
     norm = np.abs(gradient).max(axis=1)
     converged = norm <= threshold
     n_steps = np.zeros(r, dtype=np.int64)

@@ -468,9 +468,10 @@ class UCBGLMKernel(BatchKernel):
         if self.batch_refits:
             self._lazy_refit(waiting)
         else:
-            for r in waiting:  # policies that cannot share a solver call
+            for r in waiting:  # policies that cannot share a solver call (V⁻¹ for certificates)
                 n = self.n[r]
-                self.estimates[r].refit_on(self.X_hist[r, :n], self.y_hist[r, :n])
+                self.estimates[r].refit_on(self.X_hist[r, :n], self.y_hist[r, :n],
+                                           self.backend.to_numpy(self.V_inv[r]))
         self._snapshot(waiting)
         parked[:] = False
         self.n_parked = 0
