@@ -164,18 +164,6 @@ def certified_v_norm_errors(gradients: np.ndarray, eta_max: np.ndarray, V_inv: n
                     error = bound
         errors.append(error)
     return np.array(errors)
-    column = gradients[:, :, None]
-    quadratic = np.matmul(np.swapaxes(column, 1, 2), np.matmul(V_inv, column))[:, 0, 0]
-    # κ̃ on the 1/64 grid (rounded up), one lookup per distinct grid point
-    buckets = np.ceil(np.where(valid, eta_max + radius, 0.0) / _KAPPA_GRID)
-    distinct, where = np.unique(buckets, return_inverse=True)
-    kappas = np.array([_bucket_curvature(int(bucket), family, kappa_cache)
-                       for bucket in distinct.tolist()])[where]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        bound = np.sqrt(np.maximum(quadratic, 0.0)) / kappas
-    issued = valid & (kappas > 0.0) & (bound <= radius)
-    errors[issued] = bound[issued]
-    return errors
 
 
 class IncrementalMLE:

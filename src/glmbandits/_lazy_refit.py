@@ -10,7 +10,7 @@ so that **the same function** refits one policy (``r = 1``, called by
 :class:`~glmbandits.policies._estimators.GLMEstimate`) and a whole refit wave of
 the lockstep batch simulator (``r`` up to R, each row with its own number of
 samples, zero-padded; called by
-:class:`~glmbandits.policies.batch_kernels.UCBGLMKernel`). Every decision it
+:class:`~glmbandits.policies.batch_ucb_glm.UCBGLMKernel`). Every decision it
 takes for a row depends on that row's numbers only (the stacked products act
 row by row; the certificate uses the same scalar arithmetic per row), so a
 replicate gets the same iterates, the same accepted root and the same fallbacks

@@ -16,7 +16,7 @@ import pytest
 
 import glmbandits._lazy_refit as lazy_refit
 import glmbandits.policies._estimators as estimators
-import glmbandits.policies.batch_kernels as batch_kernels
+import glmbandits.policies.batch_ucb_glm as batch_ucb_glm
 from glmbandits import SyntheticGLMEnv, UCBGLM, simulate, simulate_batch
 from glmbandits._lazy_refit import NewtonCache, lazy_newton_refit, stopping_threshold
 from glmbandits.estimation import solve_estimating_equation
@@ -57,7 +57,7 @@ def _recording(monkeypatch: pytest.MonkeyPatch) -> list:
                       kwargs.get("V_inv"), kwargs.get("v_norm_tol")))
         return fit
 
-    monkeypatch.setattr(batch_kernels, "lazy_newton_refit", record)
+    monkeypatch.setattr(batch_ucb_glm, "lazy_newton_refit", record)
     return calls
 
 
@@ -148,7 +148,7 @@ def test_fallbacks_keep_batch_and_sequential_runs_identical(monkeypatch):
         kwargs["max_iter"] = 0
         return lazy_newton_refit(X, y, cache, family, l2, tol, **kwargs)
 
-    monkeypatch.setattr(batch_kernels, "lazy_newton_refit", newton_never_suffices)
+    monkeypatch.setattr(batch_ucb_glm, "lazy_newton_refit", newton_never_suffices)
     monkeypatch.setattr(estimators, "lazy_newton_refit", newton_never_suffices)
     made = []
 

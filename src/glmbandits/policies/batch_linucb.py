@@ -1,0 +1,52 @@
+"""Lockstep kernel of :class:`~glmbandits.LinUCB` (Chu et al. 2011) for R replicates."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from .._array_backend import ArrayBackend
+from .batch_kernels import BatchKernel, batched_sherman_morrison, batched_ucb, register_batch_kernel
+from .linucb import LinUCB
+
+__all__ = ["LinUCBKernel"]
+
+
+class LinUCBKernel(BatchKernel):
+    """:class:`~glmbandits.LinUCB` for R replicates: θ̂_r = A_r⁻¹b_r, A_r⁻¹ by rank-one steps."""
+
+    def __init__(self, policies: Sequence[LinUCB], backend: ArrayBackend) -> None:
+        super().__init__(policies, backend)
+        estimates = [policy.estimate_ for policy in self.policies]
+        self.alpha = backend.asarray([policy.alpha for policy in self.policies])
+        self.V_inv = backend.asarray(np.stack([e.V_inv_ for e in estimates]))
+        self.b = backend.asarray(np.stack([e.b_ for e in estimates]))
+        self.theta = backend.asarray(np.stack([e.theta_ for e in estimates]))
+
+    def select(self, X: np.ndarray, valid: np.ndarray | None, rows: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray]:
+        ucb, mean, width = batched_ucb(self.backend, self.backend.asarray(X), self.theta,
+                                       self.V_inv, self.alpha)
+        return self._record(ucb, mean, width, valid, None, rows)
+
+    def update(self, rows: np.ndarray, x: np.ndarray, rewards: np.ndarray) -> None:
+        # replicates that did not play get x = 0: their V⁻¹, b and θ stay bit for bit
+        backend = self.backend
+        x = backend.asarray(self._full(rows, x))
+        batched_sherman_morrison(backend, self.V_inv, x)
+        self.b += backend.asarray(self._full(rows, rewards))[:, None] * x
+        self.theta = backend.matmul(self.V_inv, self.b[:, :, None])[:, :, 0]
+        self.rounds_[self._selector(rows)] += 1
+
+    def finalize(self) -> None:
+        to_numpy = self.backend.to_numpy
+        V_inv, b, theta = to_numpy(self.V_inv), to_numpy(self.b), to_numpy(self.theta)
+        for r, policy in enumerate(self.policies):
+            policy.estimate_.V_inv_ = V_inv[r].copy()
+            policy.estimate_.b_ = b[r].copy()
+            policy.estimate_.theta_ = theta[r].copy()
+        super().finalize()
+
+
+register_batch_kernel(LinUCB, LinUCBKernel)
