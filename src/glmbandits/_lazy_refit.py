@@ -274,9 +274,12 @@ def lazy_newton_refit(X: np.ndarray, y: np.ndarray, cache: NewtonCache, family: 
     n = np.full(r, length, dtype=np.int64) if n_samples is None else np.asarray(n_samples)
     link = _Link(family, y)
     threshold = tol * np.maximum(n, 1)  # stopping_threshold, row by row
-    v_tol = (np.full(r, float(v_norm_tol)) if np.ndim(v_norm_tol) == 0
-             else np.asarray(v_norm_tol, dtype=np.float64))
-    certify = V_inv is not None and l2 > 0.0 and bool((v_tol > 0.0).any())
+    if isinstance(v_norm_tol, (int, float)):
+        v_tol = np.full(r, float(v_norm_tol))
+        certify = V_inv is not None and l2 > 0.0 and v_norm_tol > 0.0
+    else:
+        v_tol = np.asarray(v_norm_tol, dtype=np.float64)
+        certify = V_inv is not None and l2 > 0.0 and bool((v_tol > 0.0).any())
     radius = np.minimum(v_tol, _MAX_CERTIFY_RADIUS) if certify else None
 
     # 1. fold the new samples into the cached gradient (and A) at the previous root
@@ -398,12 +401,12 @@ def lazy_newton_refit(X: np.ndarray, y: np.ndarray, cache: NewtonCache, family: 
     failed &= ~converged
 
     # rows the fast steps could not solve: the robust line-search solver, caches reset
-    for row in np.flatnonzero(failed):
-        m = int(n[row])
-        fit = solve_estimating_equation(X[row, :m], y[row, :m], family, l2, cache.theta[row], tol,
-                                        fallback_max_iter)
-        cache.theta[row] = fit.theta
-        converged[row] = fit.converged
     if failed.any():
+        for row in np.flatnonzero(failed):
+            m = int(n[row])
+            fit = solve_estimating_equation(X[row, :m], y[row, :m], family, l2, cache.theta[row],
+                                            tol, fallback_max_iter)
+            cache.theta[row] = fit.theta
+            converged[row] = fit.converged
         cache.reset(np.flatnonzero(failed), l2)
     return LazyRefit(cache.theta.copy(), converged, n_steps, failed)
