@@ -31,7 +31,7 @@ class UCBGLMKernel(BatchKernel):
 
     Lazy mode, refit waves. A replicate whose det V trigger fires (or that needs
     its first snapshot) is *parked*: it keeps its contexts and waits, while the
-    others go on playing. Once every active replicate is parked, all of them are
+    others go on playing. Once every active lazy replicate is parked, all of them are
     refitted by one call of :func:`~glmbandits._lazy_refit.lazy_newton_refit` on
     the stacked history (each row zero-padded beyond its own n, which adds
     nothing to eq. (3)) and their stacked solver caches, and they all play on.
@@ -42,7 +42,8 @@ class UCBGLMKernel(BatchKernel):
     (det V grows alike), so a wave holds nearly all R replicates, and the
     waiting costs few extra steps (T = 3000, R = 64, d = 10: 64 waves and about
     1.2 T steps, instead of ~1,550 refit calls of 2–3 rows in strict lockstep).
-    Between refits a lazy replicate costs O(K d²) per round.
+    Rounds with at most R/2 players are computed on their rows only. Between
+    refits a lazy replicate costs O(K d²) per round.
 
     Attributes
     ----------
@@ -66,7 +67,7 @@ class UCBGLMKernel(BatchKernel):
         for r, estimate in enumerate(estimates):
             self.X_hist[r, : self.n[r]] = estimate.history.X
             self.y_hist[r, : self.n[r]] = estimate.history.y
-        # samples each replicate's θ̂ was fitted on (the estimate is stale when n is larger)
+        # samples each replicate's θ̂ was fitted on; only "is n larger" (stale) is ever asked
         self.fit_n = np.array([e.n - 1 if e.stale_ else e.n for e in estimates], dtype=np.int64)
         self.n_start = self.n.copy()
         self.V_inv = backend.asarray(np.stack([e.V_inv_ for e in estimates]))
