@@ -155,7 +155,7 @@ def certified_v_norm_errors(gradients: np.ndarray, eta_max: np.ndarray, V_inv: n
     quadratic = np.matmul(np.swapaxes(column, 1, 2), np.matmul(V_inv, column))[:, 0, 0]
     errors = []
     for square, rho, eta in zip(quadratic.tolist(), radius.tolist(), eta_max.tolist()):
-        error = math.inf  # row by row, the scalar arithmetic of certified_v_norm_error
+        error = math.inf  # row by row in scalar arithmetic: the same whatever r is
         if 0.0 < rho <= _MAX_CERTIFY_RADIUS:
             kappa = _curvature_floor(eta + rho, family, kappa_cache)
             if kappa > 0.0:
