@@ -22,7 +22,7 @@ import time
 
 import numpy as np
 
-from glmbandits.benchmarking import bench_batch, bench_memory, format_table, run_benchmark
+from glmbandits.experiments.benchmark import bench_batch, bench_memory, format_table, run_benchmark
 
 
 def main(argv: list[str] | None = None) -> int:

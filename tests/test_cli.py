@@ -6,7 +6,7 @@ import csv
 
 import pytest
 
-from glmbandits.cli import main
+from glmbandits.cli.main import main
 
 
 def test_run_prints_the_table_and_writes_results(tmp_path, capsys):

@@ -16,7 +16,7 @@ from .policies import (GLMTSL, GLMUCB, GLOC, ECOLog, EpsilonGreedy, LaplaceTS,
                        RSGLinCB)
 from .policies import OFUGLB
 from .simulation import SimulationResult, simulate
-from .batch_simulation import BatchSimulationResult, simulate_batch
+from .batch import BatchSimulationResult, simulate_batch
 
 __version__ = "0.1.0"
 

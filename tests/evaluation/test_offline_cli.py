@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from glmbandits import SyntheticGLMEnv
-from glmbandits.cli import main
+from glmbandits.cli.main import main
 from glmbandits.evaluation import collect_log, softmax_logging
 
 

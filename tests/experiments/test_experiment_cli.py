@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from glmbandits.cli import main
+from glmbandits.cli.main import main
 
 CONFIG = textwrap.dedent("""
     name = "cli-demo"

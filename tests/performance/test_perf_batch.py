@@ -9,8 +9,8 @@ import pytest
 
 from glmbandits import (GLOC, LinUCB, RandomPolicy, SyntheticGLMEnv, UCBGLM, simulate,
                         simulate_batch)
-from glmbandits.policies.batch_kernels import SequentialKernel, make_batch_kernel
-from glmbandits._array_backend import get_backend
+from glmbandits.batch import SequentialKernel, make_batch_kernel
+from glmbandits.batch.backend import get_backend
 
 from batch_helpers import assert_same_trajectory
 

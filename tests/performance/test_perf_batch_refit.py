@@ -1,4 +1,4 @@
-"""Lazy refits (``glmbandits._lazy_refit``) and the refit waves of the lockstep UCB-GLM kernel.
+"""Lazy refits (``glmbandits.estimation.lazy``) and the refit waves of the lockstep UCB-GLM kernel.
 
 A sequential lazy UCB-GLM and the batch kernel call the same solver,
 ``lazy_newton_refit``, with one row or with a whole refit wave; these tests
@@ -14,11 +14,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import glmbandits._lazy_refit as lazy_refit
-import glmbandits.policies._estimators as estimators
-import glmbandits.policies.batch_ucb_glm as batch_ucb_glm
+import glmbandits.estimation.lazy as lazy_refit
+import glmbandits.estimation.estimates as estimators
+import glmbandits.batch.ucb_glm as batch_ucb_glm
 from glmbandits import SyntheticGLMEnv, UCBGLM, simulate, simulate_batch
-from glmbandits._lazy_refit import NewtonCache, lazy_newton_refit, stopping_threshold
+from glmbandits.estimation.lazy import NewtonCache, lazy_newton_refit, stopping_threshold
 from glmbandits.estimation import solve_estimating_equation
 from glmbandits.families import get_family
 

@@ -7,11 +7,11 @@ import pickle
 import numpy as np
 import pytest
 
-from glmbandits._fast_refit import IncrementalMLE
+from glmbandits.estimation.incremental import IncrementalMLE
 from glmbandits.environments.synthetic import sample_unit_ball
 from glmbandits.estimation import solve_estimating_equation
 from glmbandits.families import get_family
-from glmbandits.policies._estimators import GLMEstimate
+from glmbandits.estimation.estimates import GLMEstimate
 
 
 def _stream(family_name: str, n: int, d: int = 5, seed: int = 0):

@@ -1,7 +1,7 @@
 """refit_tol: every-round refits stop on a certified bound, within a fraction of the width.
 
 The policies' refits may stop once the exact gradient certifies
-``‖θ̂ - θ̂_exact‖_V <= refit_tol·α`` (glmbandits._fast_refit.certified_v_norm_error).
+``‖θ̂ - θ̂_exact‖_V <= refit_tol·α`` (glmbandits.estimation.certificate.certified_v_norm_error).
 These tests check the certificate against strict solves, that the policies'
 estimates stay within it, that decisions agree with the strict mode, and that
 the inlined one-sample path computes exactly what the general path does.
@@ -14,9 +14,10 @@ import pickle
 import numpy as np
 import pytest
 
-import glmbandits._fast_refit as fast_refit
+import glmbandits.estimation.incremental as fast_refit
 from glmbandits import SupCBGLM, SyntheticGLMEnv, UCBGLM, fit_glm, simulate
-from glmbandits._fast_refit import IncrementalMLE, certified_v_norm_error
+from glmbandits.estimation.certificate import certified_v_norm_error
+from glmbandits.estimation.incremental import IncrementalMLE
 from glmbandits.environments.synthetic import sample_unit_ball
 from glmbandits.estimation import solve_estimating_equation
 from glmbandits.families import get_family

@@ -5,8 +5,8 @@ import pytest
 from scipy import optimize
 
 from glmbandits.families import get_family
-from glmbandits.policies._thompson import thompson_choice
-from glmbandits.policies._updates import project_ball, proximal_glm_step, solve_proximal_scalar
+from glmbandits.policies.thompson import thompson_choice
+from glmbandits.estimation.online import project_ball, proximal_glm_step, solve_proximal_scalar
 
 
 @pytest.mark.parametrize("family_name", ["logistic", "probit", "linear", "poisson"])

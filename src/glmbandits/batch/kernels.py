@@ -7,17 +7,17 @@ instead of R Python-level calls. Decisions are the ones the R policies would mak
 on their own: the same formulas on the same numbers (up to floating-point
 rounding of the batched products, ~1e-16 relative), ties broken by each
 replicate's own generator exactly as :func:`~glmbandits.policies.base.argmax_random_tie`
-does, refits done by each replicate's own :class:`~glmbandits.policies._estimators.GLMEstimate`
+does, refits done by each replicate's own :class:`~glmbandits.estimation.estimates.GLMEstimate`
 solver on the same samples. :meth:`BatchKernel.finalize` writes the state back
 into the policy objects, which then look as if they had played sequentially.
 
-This module holds the shared batched pieces, the :class:`BatchKernel` interface,
-:class:`SequentialKernel` and the registry. Kernels exist for
-:class:`~glmbandits.LinUCB` (:mod:`glmbandits.policies.batch_linucb`) and
-:class:`~glmbandits.UCBGLM` (both refit modes, ``l2 > 0``;
-:mod:`glmbandits.policies.batch_ucb_glm`); any other policy runs in
-:class:`SequentialKernel`, which just calls each policy in turn. New policies
-register a kernel with :func:`register_batch_kernel`.
+This module holds the shared batched pieces, the :class:`BatchKernel` interface
+and :class:`SequentialKernel`. Kernels exist for :class:`~glmbandits.LinUCB`
+(:mod:`glmbandits.batch.linucb`) and :class:`~glmbandits.UCBGLM` (both refit
+modes, ``l2 > 0``; :mod:`glmbandits.batch.ucb_glm`); any other policy runs in
+:class:`SequentialKernel`, which just calls each policy in turn. The registry
+(:mod:`glmbandits.batch.registry`) maps policy classes to kernels; new policies
+register one with :func:`~glmbandits.batch.registry.register_batch_kernel`.
 
 Rewards and contexts come from environments, so the kernels do not repeat the
 per-call input checks of :class:`~glmbandits.policies.base.Policy`.
@@ -30,12 +30,11 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .._array_backend import ArrayBackend
-from .base import ActionScores, Policy
+from ..policies.base import ActionScores, Policy
+from .backend import ArrayBackend
 
 __all__ = ["BatchKernel", "SequentialKernel", "batched_ucb", "augmented_ucb",
-           "batched_sherman_morrison", "argmax_rows", "register_batch_kernel",
-           "make_batch_kernel", "BATCH_KERNELS"]
+           "batched_sherman_morrison", "argmax_rows"]
 
 
 # -- shared batched pieces --------------------------------------------------------------
@@ -298,26 +297,3 @@ class SequentialKernel(BatchKernel):
 
     def finalize(self) -> None:
         """Nothing to write back: the policies were called directly."""
-
-
-#: policy class -> (builder(policies, backend) -> kernel, supports(policies) -> bool)
-BATCH_KERNELS: dict[type, tuple[Callable[..., BatchKernel], Callable[[Sequence[Any]], bool]]] = {}
-
-
-def register_batch_kernel(policy_class: type, builder: Callable[..., BatchKernel],
-                          supports: Callable[[Sequence[Any]], bool] | None = None) -> None:
-    """Use ``builder(policies, backend)`` for lists of exactly ``policy_class`` instances."""
-    BATCH_KERNELS[policy_class] = (builder, supports or (lambda policies: True))
-
-
-def make_batch_kernel(policies: Sequence[Policy], backend: ArrayBackend) -> BatchKernel:
-    """The registered kernel when every policy has the same registered class, else sequential."""
-    from . import batch_linucb, batch_ucb_glm  # noqa: F401  (importing registers the built-ins)
-    classes = {type(policy) for policy in policies}
-    if len(classes) == 1:
-        entry = BATCH_KERNELS.get(classes.pop())
-        if entry is not None and entry[1](policies):
-            return entry[0](policies, backend)
-    return SequentialKernel(policies, backend)
-
-

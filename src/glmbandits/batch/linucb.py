@@ -6,9 +6,9 @@ from typing import Sequence
 
 import numpy as np
 
-from .._array_backend import ArrayBackend
-from .batch_kernels import BatchKernel, batched_sherman_morrison, batched_ucb, register_batch_kernel
-from .linucb import LinUCB
+from ..policies.linucb import LinUCB
+from .backend import ArrayBackend
+from .kernels import BatchKernel, batched_sherman_morrison, batched_ucb
 
 __all__ = ["LinUCBKernel"]
 
@@ -47,6 +47,3 @@ class LinUCBKernel(BatchKernel):
             policy.estimate_.b_ = b[r].copy()
             policy.estimate_.theta_ = theta[r].copy()
         super().finalize()
-
-
-register_batch_kernel(LinUCB, LinUCBKernel)

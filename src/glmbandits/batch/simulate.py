@@ -5,7 +5,7 @@ round together. Replicate r is exactly the sequential run
 ``simulate(policy_factory(seeds[r]), env_factory(seeds[r]), horizon, seed=seeds[r])``:
 same environment stream, same decisions, same tie-breaking draws. The policies'
 work of a round is done for all replicates at once by a batch kernel
-(:mod:`glmbandits.policies.batch_kernels`) on a swappable array module (numpy by
+(:mod:`glmbandits.batch.kernels`) on a swappable array module (numpy by
 default; CuPy or torch when installed, e.g. on a GPU). The environments are
 stepped one by one through their public ``reset``/``step`` API (each has its own
 random stream, which is what makes the trajectories identical).
@@ -26,9 +26,10 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ._array_backend import get_backend
-from ._validation import SeedLike, check_int
-from .simulation import SimulationResult
+from .._validation import SeedLike, check_int
+from ..simulation import SimulationResult
+from .backend import get_backend
+from .registry import make_batch_kernel
 
 __all__ = ["BatchSimulationResult", "simulate_batch"]
 
@@ -156,7 +157,6 @@ def simulate_batch(policy_factory: Callable[[Any], Any], env_factory: Callable[[
     if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Sequence) or len(seeds) == 0:
         raise ValueError(f"{owner}: seeds must be a non-empty sequence of seeds, got {seeds!r}")
     array_backend = get_backend(backend)
-    from .policies.batch_kernels import make_batch_kernel
 
     policies = [policy_factory(seed) for seed in seeds]
     envs = [env_factory(seed) for seed in seeds]

@@ -1,7 +1,7 @@
 """Lockstep kernel of :class:`~glmbandits.UCBGLM` (Li, Lu & Zhou 2017, Algorithm 1) for R replicates.
 
 Both refit modes; lazy replicates are refitted in waves by
-:func:`~glmbandits._lazy_refit.lazy_newton_refit` (see :class:`UCBGLMKernel`).
+:func:`~glmbandits.estimation.lazy.lazy_newton_refit` (see :class:`UCBGLMKernel`).
 """
 
 from __future__ import annotations
@@ -10,12 +10,11 @@ from typing import Sequence
 
 import numpy as np
 
-from .._array_backend import ArrayBackend
-from .._history import SampleHistory
-from .._lazy_refit import NewtonCache, lazy_newton_refit
-from .batch_kernels import (BatchKernel, augmented_ucb, batched_sherman_morrison,
-                            register_batch_kernel)
-from .ucb_glm import UCBGLM
+from ..estimation.history import SampleHistory
+from ..estimation.lazy import NewtonCache, lazy_newton_refit
+from ..policies.ucb_glm import UCBGLM
+from .backend import ArrayBackend
+from .kernels import BatchKernel, augmented_ucb, batched_sherman_morrison
 
 __all__ = ["UCBGLMKernel"]
 
@@ -32,7 +31,7 @@ class UCBGLMKernel(BatchKernel):
     Lazy mode, refit waves. A replicate whose det V trigger fires (or that needs
     its first snapshot) is *parked*: it keeps its contexts and waits, while the
     others go on playing. Once every active lazy replicate is parked, all of them are
-    refitted by one call of :func:`~glmbandits._lazy_refit.lazy_newton_refit` on
+    refitted by one call of :func:`~glmbandits.estimation.lazy.lazy_newton_refit` on
     the stacked history (each row zero-padded beyond its own n, which adds
     nothing to eq. (3)) and their stacked solver caches, and they all play on.
     That call is the very function a sequential lazy :class:`~glmbandits.UCBGLM`
@@ -277,6 +276,3 @@ class UCBGLMKernel(BatchKernel):
         self.rounds_ = self.n - self.n_start
         self.n_start = self.n.copy()
         super().finalize()
-
-
-register_batch_kernel(UCBGLM, UCBGLMKernel, UCBGLMKernel.supports)

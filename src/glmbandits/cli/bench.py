@@ -18,7 +18,7 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_bench(args: argparse.Namespace) -> int:
-    from .benchmarking import run_benchmark
+    from ..experiments.benchmark import run_benchmark
 
     for name in ("horizon", "seeds", "batch_horizon"):
         if getattr(args, name) < 1:

@@ -11,7 +11,7 @@ DEFAULT_REPLAY_ALGORITHMS = "ucb-glm,linucb,random"
 
 
 def add_replay_arguments(parser: argparse.ArgumentParser) -> None:
-    from .evaluation.report import ESTIMATORS, LOGGED_DATASETS
+    from ..evaluation.report import ESTIMATORS, LOGGED_DATASETS
 
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--dataset", choices=list(LOGGED_DATASETS), default="obd-random",
@@ -40,9 +40,9 @@ def add_replay_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_replay(args: argparse.Namespace) -> int:
-    from .evaluation.logs import LoggedBanditData
-    from .evaluation.report import evaluate_policies, format_rows, load_logged_dataset
-    from .policies.registry import ProblemSpec, make_policy
+    from ..data import LoggedBanditData
+    from ..evaluation.report import evaluate_policies, format_rows, load_logged_dataset
+    from ..policies.registry import ProblemSpec, make_policy
 
     algorithms = [name.strip().lower() for name in args.algorithms.split(",") if name.strip()]
     estimators = [name.strip().lower() for name in args.estimators.split(",") if name.strip()]

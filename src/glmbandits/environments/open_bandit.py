@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..evaluation.logs import FactoredContexts, LoggedBanditData
+from ..data import FactoredContexts, LoggedBanditData
 from .datasets import _require
 
 __all__ = ["OBD_CAMPAIGNS", "OBD_POPULATIONS", "open_bandit_path", "load_open_bandit"]

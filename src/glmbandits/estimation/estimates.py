@@ -11,11 +11,11 @@ import math
 
 import numpy as np
 
-from .._fast_refit import IncrementalMLE
-from .._history import SampleHistory
-from .._lazy_refit import NewtonCache, lazy_newton_refit
-from ..estimation import inverse_gram, sherman_morrison_update
 from ..families import GLMFamily
+from .gram import inverse_gram, sherman_morrison_update
+from .history import SampleHistory
+from .incremental import IncrementalMLE
+from .lazy import NewtonCache, lazy_newton_refit
 
 
 class GLMEstimate:
@@ -23,7 +23,7 @@ class GLMEstimate:
 
     The MLE is refitted on demand: :meth:`add` marks it stale and :attr:`theta`
     re-solves the estimating equation warm-started at the previous θ̂ with
-    :class:`~glmbandits._fast_refit.IncrementalMLE` (cached gradient, quasi-Newton
+    :class:`~glmbandits.estimation.incremental.IncrementalMLE` (cached gradient, quasi-Newton
     steps with a cached Hessian inverse, the same exact gradient test as
     :func:`~glmbandits.estimation.solve_estimating_equation`, to which it falls
     back when a step fails). With ``l2 == 0`` the paper's ``V = Σ x_i x_i'`` is
@@ -46,19 +46,19 @@ class GLMEstimate:
         0 (default): every refit passes the strict gradient test. If > 0 (and
         l2 > 0), a refit may also stop once the exact gradient *certifies*
         ``‖θ̂ - θ̂_exact‖_V <= v_norm_tol`` for the exact root θ̂_exact of eq. (3)
-        (:func:`glmbandits._fast_refit.certified_v_norm_error`); then
+        (:func:`glmbandits.estimation.certificate.certified_v_norm_error`); then
         ``|x'θ̂ - x'θ̂_exact| <= v_norm_tol·‖x‖_{V⁻¹}`` for every x. Policies set
         it to ``refit_tol · α`` (a fraction of their confidence width).
     column_copy : bool, default False
         Let the solver keep a column-major copy of the samples for faster
-        passes (see :class:`~glmbandits._fast_refit.IncrementalMLE`); for
+        passes (see :class:`~glmbandits.estimation.incremental.IncrementalMLE`); for
         estimates refitted every round.
     lazy : bool, default False
         Refits come after many new samples (rarely-switching schedules): with
-        ``l2 > 0`` they use :func:`glmbandits._lazy_refit.lazy_newton_refit`
+        ``l2 > 0`` they use :func:`glmbandits.estimation.lazy.lazy_newton_refit`
         (Newton steps from the previous root with a cached Hessian), the solver
         the lockstep batch simulator runs for many replicates at once, instead
-        of the per-sample :class:`~glmbandits._fast_refit.IncrementalMLE`.
+        of the per-sample :class:`~glmbandits.estimation.incremental.IncrementalMLE`.
 
     Attributes
     ----------

@@ -7,10 +7,10 @@ Lazy (rarely-switching) policies refit the MLE of Li, Lu & Zhou (2017), eq. (3),
 only every so often, after many new samples. :func:`lazy_newton_refit` is the
 solver of those refits. It is written on arrays with a leading replicate axis,
 so that **the same function** refits one policy (``r = 1``, called by
-:class:`~glmbandits.policies._estimators.GLMEstimate`) and a whole refit wave of
+:class:`~glmbandits.estimation.estimates.GLMEstimate`) and a whole refit wave of
 the lockstep batch simulator (``r`` up to R, each row with its own number of
 samples, zero-padded; called by
-:class:`~glmbandits.policies.batch_ucb_glm.UCBGLMKernel`). Every decision it
+:class:`~glmbandits.batch.ucb_glm.UCBGLMKernel`). Every decision it
 takes for a row depends on that row's numbers only (the stacked products act
 row by row; the certificate uses the same scalar arithmetic per row), so a
 replicate gets the same iterates, the same accepted root and the same fallbacks
@@ -35,7 +35,7 @@ previous refit left:
 3. **Accept** when ``max_j |g_j| <= tol·max(1, n)`` (the strict test of
    :func:`~glmbandits.estimation.solve_estimating_equation`), or, with
    ``v_norm_tol > 0``, when the exact gradient certifies
-   ``‖θ - θ̂_exact‖_V <= v_norm_tol`` (:func:`~glmbandits._fast_refit.certified_v_norm_error`).
+   ``‖θ - θ̂_exact‖_V <= v_norm_tol`` (:func:`~glmbandits.estimation.certificate.certified_v_norm_error`).
 4. Otherwise continue with Newton steps on the exact Hessian at the current
    point (quadratic convergence, e.g. Nocedal & Wright 2006, Thm. 3.5); a step
    on the cached ``A`` that fails to halve the gradient is retried on the exact
@@ -59,9 +59,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._fast_refit import _MAX_CERTIFY_RADIUS, certified_v_norm_errors
-from .estimation import solve_estimating_equation
-from .families import GLMFamily, LogisticFamily
+from ..families import GLMFamily, LogisticFamily
+from .certificate import MAX_CERTIFY_RADIUS, certified_v_norm_errors
+from .mle import solve_estimating_equation
 
 __all__ = ["NewtonCache", "LazyRefit", "lazy_newton_refit", "stopping_threshold"]
 
@@ -280,7 +280,7 @@ def lazy_newton_refit(X: np.ndarray, y: np.ndarray, cache: NewtonCache, family: 
     else:
         v_tol = np.asarray(v_norm_tol, dtype=np.float64)
         certify = V_inv is not None and l2 > 0.0 and bool((v_tol > 0.0).any())
-    radius = np.minimum(v_tol, _MAX_CERTIFY_RADIUS) if certify else None
+    radius = np.minimum(v_tol, MAX_CERTIFY_RADIUS) if certify else None
 
     # 1. fold the new samples into the cached gradient (and A) at the previous root
     theta = cache.theta

@@ -1,4 +1,4 @@
-"""The GLM estimate of Li, Lu & Zhou (2017) and the rank-one Gram updates.
+"""The GLM maximum-likelihood estimate of Li, Lu & Zhou (2017).
 
 :func:`fit_glm` solves the paper's estimating equation (Algorithm 1, step 1,
 eq. (3); Algorithm 2, step 1), optionally with a ridge term,
@@ -15,8 +15,7 @@ Hessian is ``Σ μ'(X_i'θ) X_i X_i' + λI``, it is Cholesky-factored and, when 
 numerically singular, a growing multiple of the identity is added (as in
 scikit-learn's ``NewtonCholeskySolver`` fallback).
 
-:func:`sherman_morrison_update` keeps ``V^{-1}`` for ``V = λI + Σ w_i X_i X_i'``
-by rank-one updates, O(d²) per sample, instead of inverting V every round.
+The rank-one Gram updates that go with it live in :mod:`.gram`.
 """
 
 from __future__ import annotations
@@ -28,7 +27,7 @@ from typing import Any
 import numpy as np
 from scipy import linalg
 
-from ._validation import (
+from .._validation import (
     as_float_array,
     check_design,
     check_int,
@@ -36,15 +35,13 @@ from ._validation import (
     check_positive,
     check_vector,
 )
-from .exceptions import ConvergenceWarning
-from .families import GLMFamily, get_family
+from ..exceptions import ConvergenceWarning
+from ..families import GLMFamily, get_family
 
 __all__ = [
     "GLMFit",
     "fit_glm",
     "solve_estimating_equation",
-    "sherman_morrison_update",
-    "inverse_gram",
     "check_rewards",
 ]
 
@@ -277,50 +274,3 @@ def fit_glm(
             stacklevel=2,
         )
     return result
-
-
-def sherman_morrison_update(V_inv: np.ndarray, x: np.ndarray, weight: float = 1.0) -> float:
-    """Rank-one update of an inverse Gram matrix, in place: V⁻¹ ← (V + w x x')⁻¹.
-
-    Sherman–Morrison: ``(V + w x x')⁻¹ = V⁻¹ - w V⁻¹x x'V⁻¹ / (1 + w x'V⁻¹x)``,
-    O(d²) instead of the O(d³) of a fresh inverse. The update is symmetric by
-    construction. Returns ``x'V⁻¹x`` before the update (the squared width
-    ``‖x‖²_{V⁻¹}``), so callers can also track ``log det V`` through the matrix
-    determinant lemma: ``log det(V + w x x') = log det V + log(1 + w x'V⁻¹x)``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> V_inv = np.eye(2)
-    >>> sherman_morrison_update(V_inv, np.array([1.0, 0.0]))
-    1.0
-    >>> V_inv
-    array([[0.5, 0. ],
-           [0. , 1. ]])
-    """
-    u = V_inv @ x
-    quadratic = float(x @ u)
-    V_inv -= (weight / (1.0 + weight * quadratic)) * (u[:, None] * u)  # exactly symmetric
-    return quadratic
-
-
-def inverse_gram(X: np.ndarray, l2: float = 0.0) -> np.ndarray:
-    """Directly invert ``V = l2·I + X'X`` (used once, to start the rank-one updates).
-
-    A singular V (fewer samples than features, l2 = 0) is inverted on its range:
-    eigenvalues below ``1e-10 · max(1, λ_max)`` are raised to that floor, so the
-    result is finite and the widths in unexplored directions are very large, as
-    they should be.
-    """
-    d = X.shape[1]
-    gram = X.T @ X
-    if l2 > 0.0:
-        gram.flat[:: d + 1] += l2
-        try:
-            return linalg.cho_solve(linalg.cho_factor(gram, lower=True), np.eye(d))
-        except linalg.LinAlgError:
-            pass
-    eigenvalues, eigenvectors = np.linalg.eigh(gram)
-    floor = 1e-10 * max(1.0, float(eigenvalues[-1]))
-    inverse = (eigenvectors / np.maximum(eigenvalues, floor)) @ eigenvectors.T
-    return 0.5 * (inverse + inverse.T)

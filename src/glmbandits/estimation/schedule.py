@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import check_positive
-from ._estimators import GLMEstimate
+from .estimates import GLMEstimate
 
 __all__ = ["REFIT_MODES", "check_refit", "RarelySwitchingSnapshot"]
 

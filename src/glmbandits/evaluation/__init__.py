@@ -20,7 +20,7 @@ from .estimators import (
     true_value,
 )
 from .intervals import OffPolicyEstimate
-from .logs import FactoredContexts, LoggedBanditData, PaddedContexts
+from ..data import FactoredContexts, LoggedBanditData, PaddedContexts
 from .replay import OffPolicyWarning, replay
 
 __all__ = [

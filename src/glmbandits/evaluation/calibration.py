@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
-from .logs import LoggedBanditData
+from ..data import LoggedBanditData
 from .report import evaluate_policies
 
 __all__ = ["CalibrationRow", "estimator_calibration"]

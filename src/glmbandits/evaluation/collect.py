@@ -7,7 +7,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .._validation import SeedLike, as_generator, check_int
-from .logs import LoggedBanditData
+from ..data import LoggedBanditData
 
 __all__ = ["collect_log", "softmax_logging"]
 

@@ -28,7 +28,7 @@ from .._validation import check_nonnegative
 from ..estimation import fit_glm
 from ..families import get_family
 from .intervals import OffPolicyEstimate, normal_interval, z_value
-from .logs import LoggedBanditData
+from ..data import LoggedBanditData
 from .replay import check_policy_matches_log
 
 __all__ = ["target_actions", "ips", "snips", "doubly_robust", "fit_on_log", "true_value",

@@ -10,7 +10,7 @@ import numpy as np
 from .._validation import SeedLike, as_generator
 from ..exceptions import GLMBanditsWarning
 from .intervals import OffPolicyEstimate, normal_interval, wilson_interval, z_value
-from .logs import LoggedBanditData
+from ..data import LoggedBanditData
 
 __all__ = ["OffPolicyWarning", "replay", "check_policy_matches_log"]
 

@@ -24,7 +24,7 @@ import numpy as np
 from .._validation import SeedLike
 from .estimators import doubly_robust, fit_on_log, ips, snips, target_actions, true_value
 from .intervals import OffPolicyEstimate
-from .logs import LoggedBanditData
+from ..data import LoggedBanditData
 from .replay import OffPolicyWarning, replay
 
 __all__ = ["ESTIMATORS", "EvaluationRow", "evaluate_policies", "format_rows",

@@ -29,13 +29,13 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .batch_simulation import simulate_batch
-from .environments import SyntheticGLMEnv
-from .estimation import sherman_morrison_update
-from .families import get_family
-from .policies.base import Policy, tied_scores, ucb_scores
-from .policies.registry import ProblemSpec, make_policy, policy_names
-from .simulation import play, simulate
+from ..batch import simulate_batch
+from ..environments import SyntheticGLMEnv
+from ..estimation import sherman_morrison_update
+from ..families import get_family
+from ..policies.base import Policy, tied_scores, ucb_scores
+from ..policies.registry import ProblemSpec, make_policy, policy_names
+from ..simulation import play, simulate
 
 __all__ = ["NaiveExactUCBGLM", "BenchRow", "BatchRow", "MemoryRow", "policy_variants",
            "bench_policies", "bench_batch", "bench_memory", "format_table", "run_benchmark"]

@@ -10,7 +10,7 @@ import numpy as np
 from .._validation import SeedLike, check_positive, check_probability
 from ..estimation import sherman_morrison_update
 from .base import ActionScores, Policy, gram_norms
-from ._updates import project_ball, proximal_glm_step
+from ..estimation.online import project_ball, proximal_glm_step
 
 __all__ = ["ECOLog"]
 
@@ -26,7 +26,7 @@ class ECOLog(Policy):
 
     1. ``θ_{t+1} = argmin ½‖θ - θ_t‖²_{W_t} + ℓ(x_t'θ, y_t)``, solved exactly
        (the minimiser lies on ``θ_t - cW_t⁻¹x_t``: one scalar Newton solve,
-       :func:`~glmbandits.policies._updates.proximal_glm_step`, instead of the
+       :func:`~glmbandits.estimation.online.proximal_glm_step`, instead of the
        paper's ~log t projected gradient steps), then projected onto
        ``{‖θ‖ <= radius}`` in ‖·‖_{W_t} if it left the ball;
     2. the comparison point ``θ̄_{t+1}`` minimises the same objective with the

@@ -8,7 +8,7 @@ import numpy as np
 
 from .._validation import SeedLike, check_int, check_nonnegative, check_real
 from .base import ActionScores, Policy, argmax_random_tie, tied_scores
-from ._estimators import GLMEstimate
+from ..estimation.estimates import GLMEstimate
 
 __all__ = ["EpsilonGreedy"]
 

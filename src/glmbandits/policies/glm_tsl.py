@@ -8,8 +8,8 @@ import numpy as np
 
 from .._validation import SeedLike, check_int, check_positive
 from .base import ActionScores, Policy, tied_scores
-from ._estimators import GLMEstimate
-from ._thompson import thompson_choice
+from ..estimation.estimates import GLMEstimate
+from .thompson import thompson_choice
 
 __all__ = ["GLMTSL"]
 
@@ -28,7 +28,7 @@ class GLMTSL(Policy):
 
     The propensity of the chosen action is a Monte-Carlo estimate from
     ``n_propensity_samples`` extra draws of θ̃ (see
-    :func:`glmbandits.policies._thompson.thompson_choice`).
+    :func:`glmbandits.policies.thompson.thompson_choice`).
 
     Per-round cost: O(n_t d²) for the refit and the Hessian, O(d³) for its
     Cholesky factor, O(K d (1 + M)) to score M + 1 draws.

@@ -10,7 +10,7 @@ from scipy import optimize
 
 from .._validation import SeedLike, check_int, check_nonnegative, check_positive
 from .base import ActionScores, Policy, gram_norms, tied_scores
-from ._estimators import GLMEstimate
+from ..estimation.estimates import GLMEstimate
 
 __all__ = ["GLMUCB"]
 

@@ -9,7 +9,7 @@ import numpy as np
 from .._validation import SeedLike, check_positive
 from ..estimation import sherman_morrison_update
 from .base import ActionScores, Policy, ucb_scores
-from ._updates import project_ball
+from ..estimation.online import project_ball
 
 __all__ = ["GLOC"]
 

@@ -8,8 +8,8 @@ import numpy as np
 
 from .._validation import SeedLike, check_int, check_positive
 from .base import ActionScores, Policy
-from ._thompson import thompson_choice
-from ._updates import proximal_glm_step
+from .thompson import thompson_choice
+from ..estimation.online import proximal_glm_step
 
 __all__ = ["LaplaceTS"]
 
@@ -27,7 +27,7 @@ class LaplaceTS(Policy):
       log-likelihood, ``ℓ' = μ - y``; for 0/1 rewards this is their
       ``log(1 + exp(-y w'x))`` with ±1 labels), solved exactly on the line
       ``m - c·x/q`` by a scalar Newton iteration
-      (:func:`~glmbandits.policies._updates.proximal_glm_step`); then
+      (:func:`~glmbandits.estimation.online.proximal_glm_step`); then
       ``q_i ← q_i + μ'(x'm) x_i²``.
 
     Only the d means and d precisions are kept: O(d) memory and O(d) per update,

@@ -6,7 +6,7 @@ import numpy as np
 
 from .._validation import SeedLike, check_positive
 from .base import ActionScores, Policy, ucb_scores
-from ._estimators import RidgeEstimate
+from ..estimation.estimates import RidgeEstimate
 
 __all__ = ["LinUCB"]
 

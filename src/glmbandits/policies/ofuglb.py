@@ -10,7 +10,7 @@ import numpy as np
 from .._validation import SeedLike, check_positive, check_probability
 from ..families import GLMFamily
 from .base import ActionScores, Policy
-from ._estimators import GLMEstimate
+from ..estimation.estimates import GLMEstimate
 
 __all__ = ["OFUGLB", "RidgePotential", "optimistic_value", "screening_metric"]
 

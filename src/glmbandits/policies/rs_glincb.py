@@ -11,7 +11,7 @@ from .._validation import (SeedLike, check_int, check_nonnegative, check_positiv
                            check_probability)
 from ..estimation import sherman_morrison_update
 from .base import ActionScores, Policy, argmax_random_tie, gram_norms
-from ._estimators import GLMEstimate
+from ..estimation.estimates import GLMEstimate
 
 __all__ = ["RSGLinCB"]
 

@@ -10,8 +10,8 @@ import numpy as np
 from .._validation import SeedLike, check_int, check_nonnegative, check_positive
 from ..theory import kappa_and_sigma, supcb_glm_alpha, supcb_glm_tau
 from .base import ActionScores, Policy, argmax_random_tie, tied_scores, ucb_scores
-from ._estimators import GLMEstimate
-from ._refit_schedule import RarelySwitchingSnapshot, check_refit
+from ..estimation.estimates import GLMEstimate
+from ..estimation.schedule import RarelySwitchingSnapshot, check_refit
 
 __all__ = ["SupCBGLM"]
 
@@ -69,18 +69,18 @@ class SupCBGLM(Policy):
         when that stage's det V_s has grown by ``refit_growth`` since its last
         refit; between refits the stage scores with its snapshot
         ``(θ̂^{(s)}_τ, V_{s,τ}⁻¹)`` (rarely switching, see
-        :mod:`glmbandits.policies._refit_schedule`).
+        :mod:`glmbandits.estimation.schedule`).
     refit_growth : float, default 2.0
         The det V_s growth factor (> 1) that triggers a lazy refit.
     refit_tol : float, default 0.03
         How exactly a stage's refit solves eq. (3), relative to its width
         (>= 0): a refit stops once the exact gradient certifies
         ``‖θ̂^{(s)} - θ̂^{(s)}_exact‖_{V_s} <= refit_tol·α`` (needs l2 > 0; see
-        :func:`glmbandits._fast_refit.certified_v_norm_error`), so every
+        :func:`glmbandits.estimation.certificate.certified_v_norm_error`), so every
         ``m_a`` is the exact one up to ``refit_tol·w_a``. 0: only the strict
         gradient test of :func:`glmbandits.fit_glm`. As for
         :class:`~glmbandits.UCBGLM`, in both refit modes (lazy refits are
-        solved by :func:`glmbandits._lazy_refit.lazy_newton_refit`).
+        solved by :func:`glmbandits.estimation.lazy.lazy_newton_refit`).
 
     Attributes
     ----------

@@ -9,8 +9,8 @@ import numpy as np
 from .._validation import SeedLike, check_int, check_nonnegative, check_positive
 from ..theory import kappa_and_sigma, ucb_glm_alpha
 from .base import ActionScores, Policy, tied_scores, ucb_scores
-from ._estimators import GLMEstimate
-from ._refit_schedule import RarelySwitchingSnapshot, check_refit
+from ..estimation.estimates import GLMEstimate
+from ..estimation.schedule import RarelySwitchingSnapshot, check_refit
 
 __all__ = ["UCBGLM"]
 
@@ -29,12 +29,12 @@ class UCBGLM(Policy):
 
     Per-round cost: O(n_t d) for the refit over the n_t samples so far (a cached
     gradient plus one or two quasi-Newton passes, see
-    :mod:`glmbandits._fast_refit`), plus O(K d²) to score K actions.
+    :mod:`glmbandits.estimation.incremental`), plus O(K d²) to score K actions.
 
     With ``refit="lazy"`` the policy scores with a snapshot ``(θ̂_τ, V_τ⁻¹)``
     and refits only when ``det V`` has grown by ``refit_growth`` since the
     snapshot (rarely-switching OFUL, Abbasi-Yadkori et al. 2011, Section 5; see
-    :mod:`glmbandits.policies._refit_schedule`): O(d log T) refits in all, so a
+    :mod:`glmbandits.estimation.schedule`): O(d log T) refits in all, so a
     round costs O(K d² + d²) amortised, independent of t, and the regret bound
     grows by at most √refit_growth.
 
@@ -66,7 +66,7 @@ class UCBGLM(Policy):
         (>= 0). A refit stops as soon as the gradient of eq. (3), computed
         exactly on all samples, certifies ``‖θ̂ - θ̂_exact‖_V <= ε α`` with
         ``ε = refit_tol``, for the exact root θ̂_exact (needs ``l2 > 0``; proof
-        in :func:`glmbandits._fast_refit.certified_v_norm_error`: with
+        in :func:`glmbandits.estimation.certificate.certified_v_norm_error`: with
         ``m = max_i |X_i'θ̂|`` and ``κ̃ = min(1, κ(m + εα))`` the family's
         curvature around the data's linear predictors,
         ``‖θ̂ - θ̂_exact‖_V <= ‖g(θ̂)‖_{V⁻¹}/κ̃``). By Cauchy–Schwarz,
@@ -94,7 +94,7 @@ class UCBGLM(Policy):
         refits use the same certificate at the snapshot (the snapshot's
         indices are then within ε of its own widths ``α‖x‖_{V_τ⁻¹}``, and the
         two factors combine: √refit_growth/(1 - ε)); they are solved by
-        :func:`glmbandits._lazy_refit.lazy_newton_refit`, usually in one
+        :func:`glmbandits.estimation.lazy.lazy_newton_refit`, usually in one
         Newton step and one exact pass.
 
     Attributes

@@ -1,0 +1,50 @@
+"""Which lockstep kernel runs a list of policies: the registry, filled where it is defined.
+
+The built-in kernels (:class:`~glmbandits.batch.linucb.LinUCBKernel`,
+:class:`~glmbandits.batch.ucb_glm.UCBGLMKernel`) are entered below, at import of
+this module; the kernel modules themselves know nothing of the registry, so
+there is no import circle. Other policy classes can add theirs with
+:func:`register_batch_kernel`; anything unregistered runs in
+:class:`~glmbandits.batch.kernels.SequentialKernel`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+from ..policies.base import Policy
+from ..policies.linucb import LinUCB
+from ..policies.ucb_glm import UCBGLM
+from .backend import ArrayBackend
+from .kernels import BatchKernel, SequentialKernel
+from .linucb import LinUCBKernel
+from .ucb_glm import UCBGLMKernel
+
+__all__ = ["BATCH_KERNELS", "register_batch_kernel", "make_batch_kernel"]
+
+#: policy class -> (builder(policies, backend) -> kernel, supports(policies) -> bool)
+BATCH_KERNELS: dict[type, tuple[Callable[..., BatchKernel], Callable[[Sequence[Any]], bool]]] = {}
+
+
+def register_batch_kernel(policy_class: type, builder: Callable[..., BatchKernel],
+                          supports: Callable[[Sequence[Any]], bool] | None = None) -> None:
+    """Use ``builder(policies, backend)`` for lists of exactly ``policy_class`` instances.
+
+    ``supports(policies)`` may decline a particular list (e.g. settings the kernel
+    does not batch); those lists then run sequentially.
+    """
+    BATCH_KERNELS[policy_class] = (builder, supports or (lambda policies: True))
+
+
+def make_batch_kernel(policies: Sequence[Policy], backend: ArrayBackend) -> BatchKernel:
+    """The registered kernel when every policy has the same registered class, else sequential."""
+    classes = {type(policy) for policy in policies}
+    if len(classes) == 1:
+        entry = BATCH_KERNELS.get(classes.pop())
+        if entry is not None and entry[1](policies):
+            return entry[0](policies, backend)
+    return SequentialKernel(policies, backend)
+
+
+register_batch_kernel(LinUCB, LinUCBKernel)
+register_batch_kernel(UCBGLM, UCBGLMKernel, UCBGLMKernel.supports)

@@ -1,0 +1,52 @@
+"""``glmbandits results`` and ``glmbandits plot``: read a results store (thin wrappers)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .common import add_store_arguments, open_runs
+
+__all__ = ["add_results_arguments", "run_results", "add_plot_arguments", "run_plot"]
+
+
+def add_results_arguments(parser: argparse.ArgumentParser) -> None:
+    from ..experiments.store import SUMMARY_FORMATS
+
+    add_store_arguments(parser)
+    parser.add_argument("--format", choices=SUMMARY_FORMATS, default="markdown",
+                        help="table format (default: markdown)")
+
+
+def run_results(args: argparse.Namespace) -> int:
+    from ..experiments.store import format_summary, summarise
+
+    runs = open_runs(args)
+    if runs is None:
+        return 2
+    print(format_summary(summarise(runs), args.format))
+    return 0
+
+
+def add_plot_arguments(parser: argparse.ArgumentParser) -> None:
+    add_store_arguments(parser)
+    parser.add_argument("--out", default="glmbandits-plots",
+                        help="folder for the figures (default: ./glmbandits-plots)")
+    parser.add_argument("--formats", default="png,svg",
+                        help="comma-separated image formats (default: png,svg)")
+
+
+def run_plot(args: argparse.Namespace) -> int:
+    from ..experiments.plots import plot_store
+
+    runs = open_runs(args)
+    if runs is None:
+        return 2
+    try:
+        paths = plot_store(runs, args.out, [f.strip() for f in args.formats.split(",")])
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    for path in paths:
+        print(f"wrote {path}")
+    return 0

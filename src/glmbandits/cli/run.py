@@ -1,0 +1,127 @@
+"""``glmbandits run``: compare policies on one synthetic problem, or run a TOML experiment."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from .common import default_store, positive_int
+
+__all__ = ["DEFAULT_ALGORITHMS", "add_run_arguments", "run_run"]
+
+DEFAULT_ALGORITHMS = "ucb-glm,supcb-glm,linucb,random"
+
+
+def add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    from ..families import FAMILY_NAMES
+    from ..policies.registry import policy_names
+
+    parser.add_argument("config", nargs="?", default=None, metavar="CONFIG",
+                        help="a TOML experiment config (environments x policies x grids x "
+                             "seeds); results go to --store. Without it, the flags below "
+                             "describe one problem")
+    parser.add_argument("--horizon", "-T", type=positive_int, default=3000,
+                        help="number of rounds T per run (default: 3000)")
+    parser.add_argument("--seeds", type=positive_int, default=None,
+                        help="number of independent replicates per algorithm (default: 5, "
+                             "or the config's 'seeds', which this flag overrides)")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="master seed; replicate seeds are spawned from it (default: 0)")
+    parser.add_argument("--n-features", "-d", type=positive_int, default=10,
+                        help="feature dimension d (default: 10)")
+    parser.add_argument("--n-actions", "-K", type=positive_int, default=20,
+                        help="actions per round K (default: 20)")
+    parser.add_argument("--family", choices=FAMILY_NAMES, default="logistic",
+                        help="reward family / link (default: logistic)")
+    parser.add_argument("--theta-norm", type=float, default=3.0,
+                        help="norm of the true parameter θ* (default: 3.0)")
+    parser.add_argument("--algorithms", default=DEFAULT_ALGORITHMS,
+                        help=f"comma-separated algorithms from {policy_names()} "
+                             f"(default: {DEFAULT_ALGORITHMS})")
+    parser.add_argument("--jobs", type=positive_int, default=None,
+                        help="parallel worker processes (default: min(2, cores); with a "
+                             "CONFIG, all cores)")
+    parser.add_argument("--scheduler", default=None,
+                        help="with a CONFIG: Dask scheduler address tcp://HOST:PORT "
+                             "(overrides the config's [dask] table; needs glmbandits[cluster])")
+    parser.add_argument("--store", default=None,
+                        help=f"with a CONFIG: SQLite results store; finished runs are skipped "
+                             f"(default: ./{default_store()})")
+    parser.add_argument("--out", default="glmbandits-results",
+                        help="folder for runs.csv, curves.csv and regret.png "
+                             "(default: ./glmbandits-results)")
+    parser.add_argument("--no-plot", action="store_true",
+                        help="do not draw regret.png (matplotlib is not needed then)")
+
+
+def run_run(args: argparse.Namespace) -> int:
+    if args.config is not None:
+        return _run_config(args)
+    if args.seeds is None:
+        args.seeds = 5
+    if args.jobs is None:
+        args.jobs = min(2, os.cpu_count() or 1)
+    from ..experiments import compare_policies
+    from ..policies.registry import ProblemSpec
+
+    algorithms = [name.strip().lower() for name in args.algorithms.split(",") if name.strip()]
+    problem = ProblemSpec(args.n_features, args.n_actions, args.family, args.horizon,
+                          args.theta_norm)
+    print(f"glmbandits run: {args.family}, d={args.n_features}, K={args.n_actions}, "
+          f"||theta*||={args.theta_norm:g}, T={args.horizon}, {args.seeds} seeds, "
+          f"algorithms: {', '.join(algorithms)}", flush=True)
+    try:
+        result = compare_policies(algorithms, problem, n_seeds=args.seeds, seed=args.seed,
+                                  n_jobs=args.jobs)
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    print(result.format_table())
+    out = Path(args.out)
+    runs_path, curves_path = result.write_csv(out)
+    print(f"wrote {runs_path} and {curves_path}")
+    if not args.no_plot:
+        try:
+            from ..experiments.plots import plot_regret_curves
+            print(f"wrote {plot_regret_curves(result, out / 'regret.png')}")
+        except ImportError:
+            print("matplotlib is not installed: skipped regret.png "
+                  "(pip install 'glmbandits[plot]')")
+    return 0
+
+
+def _run_config(args: argparse.Namespace) -> int:
+    from ..experiments.config import ConfigError, load_config
+    from ..experiments.runner import run_experiment
+    from ..experiments.store import format_summary, summarise
+
+    try:
+        config = load_config(args.config)
+        if args.seeds is not None:
+            config = config.with_seeds(args.seeds)
+    except ConfigError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    store = args.store or default_store()
+    cells = config.cells()
+    print(f"glmbandits run {args.config}: experiment {config.name!r}, {len(cells)} cells x "
+          f"{config.seeds} seeds, store {store}", flush=True)
+    report = run_experiment(config, store, scheduler=args.scheduler, n_jobs=args.jobs)
+    print(f"{report.n_ok} runs done, {report.n_skipped} already in the store (skipped), "
+          f"{len(report.failed)} failed, {report.seconds:.1f} s")
+    for run in report.failed:
+        print(f"FAILED {run.label} [{run.environment}] replicate {run.replicate}: {run.error}",
+              file=sys.stderr)
+    runs = report.runs()
+    print(format_summary(summarise(runs)))
+    if not args.no_plot:
+        try:
+            from ..experiments.plots import plot_store
+            for path in plot_store(runs, args.out):
+                print(f"wrote {path}")
+        except ImportError:
+            print("matplotlib is not installed: skipped the plots "
+                  "(pip install 'glmbandits[plot]')")
+    return 1 if report.failed else 0
