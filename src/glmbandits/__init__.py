@@ -7,6 +7,7 @@ logistic, probit, linear or Poisson link. Implements Li, Lu & Zhou (2017),
 """
 
 from . import families, theory
+from ._version import __version__
 from .environments import SyntheticGLMEnv
 from .estimation import GLMFit, fit_glm
 from .exceptions import ConvergenceWarning, GLMBanditsWarning
@@ -17,8 +18,6 @@ from .policies import (GLMTSL, GLMUCB, GLOC, ECOLog, EpsilonGreedy, LaplaceTS,
 from .policies import OFUGLB
 from .simulation import SimulationResult, simulate
 from .batch import BatchSimulationResult, simulate_batch
-
-__version__ = "0.1.0"
 
 __all__ = [
     "families",

@@ -26,7 +26,7 @@ per-call input checks of :class:`~glmbandits.policies.base.Policy`.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 

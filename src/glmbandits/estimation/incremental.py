@@ -38,6 +38,10 @@ approximate Hessian (e.g. Nocedal & Wright 2006, Thm. 3.7 / Dennis–Moré): if
 ``‖I - A⁻¹H(θ)‖ <= ρ < 1`` near the root the iteration contracts at rate ρ, and
 here ρ = O(‖θ - θ_ref‖·M_μ/κ) is small because θ̂ moves by O(1/n) per sample.
 
+Why this module is long: it is one solver class, and its one-sample logistic
+path is inlined on purpose (it is the per-round hot path of exact UCB-GLM);
+splitting it would only scatter one algorithm over several files.
+
 References
 ----------
 Li, Lu & Zhou (2017), ICML, eq. (3) and Algorithm 1 step 1; Section 5 (the cost

@@ -23,7 +23,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-__all__ = ["ResultStore", "StoredRun", "CellSummary", "summarise", "format_summary",
+__all__ = ["ResultStore", "StoredRun", "select_runs", "CellSummary", "summarise", "format_summary",
            "package_versions", "DEFAULT_STORE", "SUMMARY_FORMATS"]
 
 #: Where ``glmbandits run CONFIG`` writes and ``glmbandits results`` reads by default.
@@ -65,7 +65,7 @@ def package_versions() -> dict[str, str]:
     """Versions of Python, glmbandits, numpy and scipy (recorded with every experiment)."""
     import scipy
 
-    from .. import __version__
+    from .._version import __version__
 
     return {"python": platform.python_version(), "glmbandits": __version__,
             "numpy": np.__version__, "scipy": scipy.__version__}
@@ -100,6 +100,16 @@ class StoredRun:
     @property
     def seconds_per_round(self) -> float:
         return float(self.seconds) / self.horizon if self.seconds is not None else float("nan")
+
+
+def select_runs(runs: Sequence[StoredRun], **match: Any) -> list[StoredRun]:
+    """The runs whose environment, policy, horizon or parameters equal every ``match`` item."""
+    out = []
+    for run in runs:
+        fields = {**run.environment, "policy": run.policy, "horizon": run.horizon, **run.params}
+        if all(fields.get(k) == v for k, v in match.items()):
+            out.append(run)
+    return out
 
 
 def _dumps(value: Any) -> str:
