@@ -1,4 +1,4 @@
-"""Bandit environments: synthetic GLM problems (and, later, real-data ones)."""
+"""Bandit environments: synthetic GLM problems and real-data environments."""
 
 from .full_information import ClassificationBanditEnv, FullInformationEnv, PerActionFeaturesEnv
 from .synthetic import SyntheticGLMEnv
