@@ -36,8 +36,13 @@ def configs(draw: Any) -> dict:
         where = draw(st.sampled_from(("top", "environment", "policy", "params")))
         keys = {"top": _TOP, "environment": _ENVIRONMENT, "policy": ("name", "params", "label"),
                 "params": _PARAMS}[where]
-        target = {"top": base, "environment": base["environment"],
-                  "policy": base["policies"][0], "params": base["policies"][0]["params"]}[where]
+        target: Any = base
+        path = {"top": (), "environment": ("environment",), "policy": ("policies", 0),
+                "params": ("policies", 0, "params")}[where]
+        for step in path:  # an earlier replacement may have removed the way down
+            inside = (isinstance(target, dict) and step in target) or (
+                isinstance(target, list) and isinstance(step, int) and step < len(target))
+            target = target[step] if inside else None
         if isinstance(target, dict):
             target[draw(st.sampled_from(keys))] = draw(_values)
     return base
