@@ -329,12 +329,25 @@ def load_config(path: str | os.PathLike) -> ExperimentConfig:
         import tomli as tomllib
     path = Path(path)
     owner = f"load_config({str(path)!r})"
+    if path.is_dir():
+        raise ConfigError(f"load_config: path must name a TOML file, got a directory "
+                          f"{str(path)!r}")
     try:
         with path.open("rb") as handle:
-            data = tomllib.load(handle)
+            raw = handle.read()
     except FileNotFoundError:
         raise ConfigError(f"load_config: path must name an existing TOML file, got "
                           f"{str(path)!r}") from None
+    except OSError as error:
+        raise ConfigError(f"{owner}: cannot read the file: {error.strerror or error}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = raw[:error.start].count(b"\n") + 1
+        raise ConfigError(f"{owner}: the file must be UTF-8 text (TOML), got byte "
+                          f"0x{raw[error.start]:02x} on line {line} that is not UTF-8") from None
+    try:
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
-        raise ConfigError(f"{owner}: not valid TOML: {error}") from None
+        raise ConfigError(f"{owner}: not valid TOML (truncated or malformed): {error}") from None
     return parse_config(data, owner)
