@@ -40,7 +40,11 @@ def open_runs(args: argparse.Namespace) -> list | None:
         return None
     try:
         with ResultStore(path) as store:
-            return store.runs(args.experiment)
+            runs, left_out = store.current_runs(args.experiment)
     except StoreError as error:
         print(f"error: {error}", file=sys.stderr)
         return None
+    if left_out:
+        print(f"note: {left_out} stored runs come from an earlier seed or a larger --seeds "
+              "than the experiment's last run; they are left out", file=sys.stderr)
+    return runs

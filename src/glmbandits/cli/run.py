@@ -147,6 +147,10 @@ def _run_config(args: argparse.Namespace) -> int:
         return 2
     print(f"{report.n_ok} runs done, {report.n_skipped} already in the store (skipped), "
           f"{len(report.failed)} failed, {report.seconds:.1f} s")
+    if report.n_stale:
+        print(f"note: {report.n_stale} stored runs of experiment {config.name!r} come from "
+              "another seed, --seeds or cell definition; they are not part of this run and "
+              "are left out of the summary")
     for run in report.failed:
         print(f"FAILED {run.label} [{run.environment}] replicate {run.replicate}: {run.error}",
               file=sys.stderr)

@@ -23,7 +23,7 @@ import sys
 import time
 import traceback
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 import numpy as np
@@ -64,11 +64,22 @@ class ExperimentReport:
     n_ok: int
     failed: list[StoredRun]
     seconds: float
+    #: Stored runs of this experiment that are not part of this config (another master
+    #: seed, a replicate beyond ``seeds``, or a cell no longer in the config).
+    n_stale: int = 0
+    plan: dict[tuple[str, int], Any] = field(default_factory=dict, repr=False)
 
     def runs(self) -> list[StoredRun]:
-        """All stored runs of this experiment (re-read from the store)."""
+        """The stored runs of this config's (cell, replicate, seeds), re-read from the store.
+
+        Runs of the same experiment name made with another master seed, more
+        replicates or other cells are left out (see :attr:`n_stale`).
+        """
         with ResultStore(self.store) as store:
-            return store.runs(self.config.name)
+            runs = store.runs(self.config.name)
+        if not self.plan:
+            return runs
+        return [run for run in runs if self.plan.get((run.cell_key, run.replicate)) == run.seed]
 
 
 def plan_tasks(config: ExperimentConfig) -> list[RunTask]:
@@ -237,8 +248,13 @@ def run_experiment(
     tasks = plan_tasks(config)
     with ResultStore(store) as results:
         results.save_experiment(config.name, config.to_dict())
-        done = results.finished(config.name)
-        todo = [task for task in tasks if (task.cell.key, task.replicate) not in done]
+        # resume key: the full cell definition, the replicate and its seeds (master seed
+        # included); a run stored under another seed is made again and replaces it
+        done = results.finished_seeds(config.name)
+        plan = {(task.cell.key, task.replicate): task.seed_record() for task in tasks}
+        todo = [task for task in tasks
+                if done.get((task.cell.key, task.replicate)) != plan[(task.cell.key,
+                                                                      task.replicate)]]
         n_skipped = len(tasks) - len(todo)
         bar = _Progress(len(todo), progress_enabled() if progress is None else progress,
                         config.name)
@@ -268,5 +284,7 @@ def run_experiment(
             todo = again
             attempts += 1
         bar.close()
+        n_stale = sum(1 for run in results.runs(config.name)
+                      if plan.get((run.cell_key, run.replicate)) != run.seed)
     return ExperimentReport(config, str(store), len(tasks), n_skipped, n_ok, failed,
-                            time.perf_counter() - start)
+                            time.perf_counter() - start, n_stale, plan)

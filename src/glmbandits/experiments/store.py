@@ -246,6 +246,40 @@ class ResultStore:
             (experiment,))
         return {(key, int(replicate)) for key, replicate in rows}
 
+    def finished_seeds(self, experiment: str) -> dict[tuple[str, int], Any]:
+        """(cell key, replicate) -> seed record of the successful runs of ``experiment``.
+
+        The resume key: a stored run is reused only when its cell key (the full
+        cell definition), replicate and seeds (master entropy and spawn keys)
+        all equal those of the run that would be made.
+        """
+        rows = self._connection.execute(
+            "SELECT cell_key, replicate, seed FROM runs WHERE experiment = ? AND status = 'ok'",
+            (experiment,))
+        return {(key, int(replicate)): json.loads(seed) for key, replicate, seed in rows}
+
+    def current_runs(self, experiment: str | None = None) -> tuple[list[StoredRun], int]:
+        """The runs that belong to each experiment's last recorded config, and how many do not.
+
+        A run belongs when it was made with the config's master ``seed`` and its
+        replicate index is below the config's ``seeds``; runs left from an
+        earlier seed or a larger ``--seeds`` are counted, not returned, so that
+        summaries never mix them in.
+        """
+        configs = {e["name"]: e["config"] for e in self.experiments()}
+        kept, left_out = [], 0
+        for run in self.runs(experiment):
+            config = configs.get(run.experiment)
+            if config is not None and (
+                    run.replicate >= int(config.get("seeds", run.replicate + 1))
+                    or (isinstance(run.seed, dict)
+                        and run.seed.get("entropy") != config.get("seed", run.seed.get(
+                            "entropy")))):
+                left_out += 1
+                continue
+            kept.append(run)
+        return kept, left_out
+
     def runs(self, experiment: str | None = None, status: str | None = None) -> list[StoredRun]:
         """The stored runs (of one experiment and/or status), in insertion order."""
         query, args = "SELECT * FROM runs", []
