@@ -93,7 +93,14 @@ def run_run(args: argparse.Namespace) -> int:
     if args.jobs is None:
         args.jobs = min(2, os.cpu_count() or 1)
     from ..experiments import compare_policies
+    from ..experiments.config import ConfigError, check_run_memory
     from ..policies.registry import ProblemSpec
+
+    try:  # before anything is built or allocated
+        check_run_memory("glmbandits run", args.n_features, args.n_actions, args.horizon)
+    except ConfigError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
 
     algorithms = [name.strip().lower() for name in args.algorithms.split(",") if name.strip()]
     problem = ProblemSpec(args.n_features, args.n_actions, args.family, args.horizon,
