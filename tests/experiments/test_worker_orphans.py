@@ -62,15 +62,18 @@ def _wait_for(condition, timeout: float) -> bool:
 
 
 @pytest.mark.slow
-def test_workers_exit_when_the_parent_is_killed(tmp_path):
+@pytest.mark.parametrize("with_config", [True, False], ids=["runner", "compare_policies"])
+def test_workers_exit_when_the_parent_is_killed(tmp_path, with_config):
     config = tmp_path / "exp.toml"
     config.write_text(CONFIG)
     env = dict(os.environ)
     source = str(Path(glmbandits.__file__).resolve().parents[1])
     env["PYTHONPATH"] = source + os.pathsep + env.get("PYTHONPATH", "")
+    problem = ([str(config), "--store", str(tmp_path / "s.sqlite")] if with_config else
+               ["-T", "400000", "-d", "2", "-K", "3", "--algorithms", "random", "--seeds", "4"])
     parent = subprocess.Popen(
-        [sys.executable, "-m", "glmbandits", "run", str(config), "--jobs", "2", "--store",
-         str(tmp_path / "s.sqlite"), "--no-plot", "--out", str(tmp_path)],
+        [sys.executable, "-m", "glmbandits", "run", *problem, "--jobs", "2", "--no-plot",
+         "--out", str(tmp_path)],
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     workers: set[int] = set()
     try:
@@ -97,11 +100,11 @@ def test_the_portable_fallback_alone_ends_an_orphan(tmp_path):
     """Without prctl (as on macOS), the getppid() watch thread ends the worker."""
     code = (
         "import os, sys, time\n"
-        "from glmbandits.experiments import runner\n"
+        "from glmbandits.experiments import _workers\n"
         "pid = os.fork()\n"
         "if pid == 0:\n"
         "    sys.platform = 'darwin'\n"
-        "    runner._exit_with_parent(os.getppid(), poll_seconds=0.05)\n"
+        "    _workers.exit_with_parent(os.getppid(), poll_seconds=0.05)\n"
         "    print(os.getpid(), flush=True)\n"
         "    time.sleep(60)\n"
         "    os._exit(0)\n"

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 import sys
-import threading
 import time
 import traceback
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -30,6 +29,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from .._validation import check_int
+from ._workers import exit_with_parent
 from .compare import replicate_seeds, run_replicate
 from .config import Cell, ExperimentConfig
 from .store import ResultStore, StoredRun
@@ -151,36 +151,6 @@ class _Progress:
 
 Outcome = tuple[RunTask, "StoredRun | BaseException"]
 
-_PR_SET_PDEATHSIG = 1
-
-
-def _exit_with_parent(parent: int, poll_seconds: float = 0.5) -> None:
-    """Pool initializer: end this worker when the process that started it dies.
-
-    On Linux the kernel sends SIGKILL at the parent's death (``prctl
-    PR_SET_PDEATHSIG``); everywhere a daemon thread also polls ``os.getppid()``,
-    which changes when the worker is re-parented, and exits at once. So a
-    ``kill -9`` of the runner leaves no orphaned workers behind.
-    """
-    if sys.platform.startswith("linux"):
-        try:
-            import ctypes
-            import signal
-
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
-        except (OSError, AttributeError):  # pragma: no cover - no prctl: the thread remains
-            pass
-    if os.getppid() != parent:  # the parent died before the signal was armed
-        os._exit(1)
-
-    def watch() -> None:
-        while True:
-            time.sleep(poll_seconds)
-            if os.getppid() != parent:
-                os._exit(1)
-
-    threading.Thread(target=watch, name="glmbandits-parent-watch", daemon=True).start()
 
 
 def _local_outcomes(tasks: list[RunTask], n_jobs: int, function: Callable[[RunTask], StoredRun],
@@ -192,7 +162,7 @@ def _local_outcomes(tasks: list[RunTask], n_jobs: int, function: Callable[[RunTa
             except Exception as error:  # reported per task, never dropped
                 yield task, error
         return
-    with ProcessPoolExecutor(max_workers=n_jobs, initializer=_exit_with_parent,
+    with ProcessPoolExecutor(max_workers=n_jobs, initializer=exit_with_parent,
                              initargs=(os.getpid(),)) as pool:
         pending: dict[Future, RunTask] = {pool.submit(function, task): task for task in tasks}
         while pending:
