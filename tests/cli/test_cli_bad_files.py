@@ -91,3 +91,34 @@ def test_missing_column_names_the_file(tmp_path, capsys):
     np.savez(path, contexts=np.zeros((6, 2, 3)), reward=np.ones(6))
     err = _replay(capsys, path)
     assert "nocol.npz" in err and "missing required column(s) ['action']" in err
+
+
+def _tiny_log(tmp_path, tiny):
+    rng = np.random.default_rng(0)
+    T = 200
+    propensities = np.full(T, 1 / 3)
+    propensities[::7] = tiny
+    log = LoggedBanditData(rng.random((T, 3, 2)) / 2, rng.integers(3, size=T),
+                           (rng.random(T) < 0.3).astype(float), propensities, name="tiny")
+    return log.save(tmp_path / "tiny.npz")
+
+
+def test_replay_report_with_subnormal_propensities_is_a_clear_error(tmp_path, capsys):
+    err = _replay(capsys, _tiny_log(tmp_path, 5e-324))
+    assert "propensity must be at least" in err and "got 5e-324 in round" in err
+
+
+def test_replay_report_with_1e_300_propensities_is_finite(tmp_path, capsys):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        assert main(["replay", "--log", str(_tiny_log(tmp_path, 1e-300)), "--algorithms",
+                     "random"]) == 0
+    out = capsys.readouterr().out
+    rows = [line.split() for line in out.splitlines() if line.startswith("random ")]
+    assert {row[1] for row in rows} == {"replay", "ips", "snips", "dr"}
+    for row in rows:
+        if row[1] != "replay":
+            assert np.isfinite(float(row[2])) and np.isfinite(float(row[3]))
+    assert "inf" not in out and "nan" not in out

@@ -88,7 +88,7 @@ def _weights(policy: Any, log: LoggedBanditData, owner: str,
         t = int(np.flatnonzero(infinite)[0])
         raise ValueError(f"{owner}: propensity must be at least {1.0 / np.finfo(float).max:.4g} "
                          f"(its importance weight 1/p must be finite), got "
-                         f"{float(propensities[t])!r} in round {t}")
+                         f"{float(propensities[t])!r} in round {t} of log {log.name!r}")
     return actions, weights
 
 
