@@ -6,8 +6,12 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .common import default_store, positive_int
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..experiments.config import ExperimentConfig
 
 __all__ = ["DEFAULT_ALGORITHMS", "add_run_arguments", "run_run"]
 
@@ -174,7 +178,8 @@ def _run_config(args: argparse.Namespace) -> int:
     return 1 if report.failed else 0
 
 
-def _override_config(config, args: argparse.Namespace):  # type: ignore[no-untyped-def]
+def _override_config(config: "ExperimentConfig", args: argparse.Namespace
+                     ) -> tuple["ExperimentConfig", list[str]]:
     """The config with the problem flags given on the command line applied to it.
 
     Returns the re-validated config and one line per override (``key = new (config: old)``).
