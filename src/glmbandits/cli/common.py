@@ -32,11 +32,19 @@ def add_store_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def open_runs(args: argparse.Namespace) -> list | None:
-    from ..experiments.store import ResultStore
+    from ..experiments.store import ResultStore, StoreError
 
     path = args.store or default_store()
     if not Path(path).is_file():
         print(f"error: STORE must be an existing results file, got {path!r}", file=sys.stderr)
         return None
-    with ResultStore(path) as store:
-        return store.runs(args.experiment)
+    try:
+        with ResultStore(path) as store:
+            runs, left_out = store.current_runs(args.experiment)
+    except StoreError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return None
+    if left_out:
+        print(f"note: {left_out} stored runs come from an earlier seed or a larger --seeds "
+              "than the experiment's last run; they are left out", file=sys.stderr)
+    return runs

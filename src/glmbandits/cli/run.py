@@ -6,8 +6,12 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .common import default_store, positive_int
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..experiments.config import ExperimentConfig
 
 __all__ = ["DEFAULT_ALGORITHMS", "add_run_arguments", "run_run"]
 
@@ -22,24 +26,32 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a TOML experiment config (environments x policies x grids x "
                              "seeds); results go to --store. Without it, the flags below "
                              "describe one problem")
-    parser.add_argument("--horizon", "-T", type=positive_int, default=3000,
-                        help="number of rounds T per run (default: 3000)")
+    parser.add_argument("--horizon", "-T", type=positive_int, default=None,
+                        help="number of rounds T per run (default: 3000; with a CONFIG, "
+                             "overrides its horizon)")
     parser.add_argument("--seeds", type=positive_int, default=None,
                         help="number of independent replicates per algorithm (default: 5, "
                              "or the config's 'seeds', which this flag overrides)")
-    parser.add_argument("--seed", type=int, default=0,
-                        help="master seed; replicate seeds are spawned from it (default: 0)")
-    parser.add_argument("--n-features", "-d", type=positive_int, default=10,
-                        help="feature dimension d (default: 10)")
-    parser.add_argument("--n-actions", "-K", type=positive_int, default=20,
-                        help="actions per round K (default: 20)")
-    parser.add_argument("--family", choices=FAMILY_NAMES, default="logistic",
-                        help="reward family / link (default: logistic)")
-    parser.add_argument("--theta-norm", type=float, default=3.0,
-                        help="norm of the true parameter θ* (default: 3.0)")
-    parser.add_argument("--algorithms", default=DEFAULT_ALGORITHMS,
+    parser.add_argument("--seed", type=int, default=None,
+                        help="master seed; replicate seeds are spawned from it (default: 0; "
+                             "with a CONFIG, overrides its seed)")
+    parser.add_argument("--n-features", "-d", type=positive_int, default=None,
+                        help="feature dimension d (default: 10; with a CONFIG, overrides "
+                             "environment.n_features)")
+    parser.add_argument("--n-actions", "-K", type=positive_int, default=None,
+                        help="actions per round K (default: 20; with a CONFIG, overrides "
+                             "environment.n_actions)")
+    parser.add_argument("--family", choices=FAMILY_NAMES, default=None,
+                        help="reward family / link (default: logistic; with a CONFIG, "
+                             "overrides environment.family)")
+    parser.add_argument("--theta-norm", type=float, default=None,
+                        help="norm of the true parameter θ* (default: 3.0; with a CONFIG, "
+                             "overrides environment.theta_norm)")
+    parser.add_argument("--algorithms", default=None,
                         help=f"comma-separated algorithms from {policy_names()} "
-                             f"(default: {DEFAULT_ALGORITHMS})")
+                             f"(default: {DEFAULT_ALGORITHMS}; with a CONFIG, keeps only "
+                             "these policies: the config's tables of these names, with their "
+                             "params, or the algorithm with its defaults)")
     parser.add_argument("--jobs", type=positive_int, default=None,
                         help="parallel worker processes (default: min(2, cores); with a "
                              "CONFIG, all cores)")
@@ -56,15 +68,43 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
                         help="do not draw regret.png (matplotlib is not needed then)")
 
 
+#: Flags that describe one problem: their defaults without a CONFIG, and what they override
+#: in a CONFIG (a top-level key, or a key of its [environment] table).
+_PROBLEM_FLAGS = {
+    "seed": (0, "seed"),
+    "horizon": (3000, "horizon"),
+    "n_features": (10, "environment.n_features"),
+    "n_actions": (20, "environment.n_actions"),
+    "family": ("logistic", "environment.family"),
+    "theta_norm": (3.0, "environment.theta_norm"),
+    "algorithms": (DEFAULT_ALGORITHMS, "policies"),
+}
+
+
 def run_run(args: argparse.Namespace) -> int:
     if args.config is not None:
         return _run_config(args)
+    for flag in ("store", "scheduler"):
+        if getattr(args, flag) is not None:
+            print(f"error: --{flag} applies only with a CONFIG (an experiment file), got "
+                  f"--{flag} {getattr(args, flag)} without one", file=sys.stderr)
+            return 2
+    for name, (default, _) in _PROBLEM_FLAGS.items():
+        if getattr(args, name) is None:
+            setattr(args, name, default)
     if args.seeds is None:
         args.seeds = 5
     if args.jobs is None:
         args.jobs = min(2, os.cpu_count() or 1)
     from ..experiments import compare_policies
+    from ..experiments.config import ConfigError, check_run_memory
     from ..policies.registry import ProblemSpec
+
+    try:  # before anything is built or allocated
+        check_run_memory("glmbandits run", args.n_features, args.n_actions, args.horizon)
+    except ConfigError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
 
     algorithms = [name.strip().lower() for name in args.algorithms.split(",") if name.strip()]
     problem = ProblemSpec(args.n_features, args.n_actions, args.family, args.horizon,
@@ -95,22 +135,33 @@ def run_run(args: argparse.Namespace) -> int:
 def _run_config(args: argparse.Namespace) -> int:
     from ..experiments.config import ConfigError, load_config
     from ..experiments.runner import run_experiment
-    from ..experiments.store import format_summary, summarise
+    from ..experiments.store import StoreError, format_summary, summarise
 
     try:
         config = load_config(args.config)
+        config, overrides = _override_config(config, args)
         if args.seeds is not None:
             config = config.with_seeds(args.seeds)
     except ConfigError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    for text in overrides:
+        print(f"override: {text}", flush=True)
     store = args.store or default_store()
     cells = config.cells()
     print(f"glmbandits run {args.config}: experiment {config.name!r}, {len(cells)} cells x "
           f"{config.seeds} seeds, store {store}", flush=True)
-    report = run_experiment(config, store, scheduler=args.scheduler, n_jobs=args.jobs)
+    try:
+        report = run_experiment(config, store, scheduler=args.scheduler, n_jobs=args.jobs)
+    except StoreError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     print(f"{report.n_ok} runs done, {report.n_skipped} already in the store (skipped), "
           f"{len(report.failed)} failed, {report.seconds:.1f} s")
+    if report.n_stale:
+        print(f"note: {report.n_stale} stored runs of experiment {config.name!r} come from "
+              "another seed, --seeds or cell definition; they are not part of this run and "
+              "are left out of the summary")
     for run in report.failed:
         print(f"FAILED {run.label} [{run.environment}] replicate {run.replicate}: {run.error}",
               file=sys.stderr)
@@ -125,3 +176,34 @@ def _run_config(args: argparse.Namespace) -> int:
             print("matplotlib is not installed: skipped the plots "
                   "(pip install 'glmbandits[plot]')")
     return 1 if report.failed else 0
+
+
+def _override_config(config: "ExperimentConfig", args: argparse.Namespace
+                     ) -> tuple["ExperimentConfig", list[str]]:
+    """The config with the problem flags given on the command line applied to it.
+
+    Returns the re-validated config and one line per override (``key = new (config: old)``).
+    """
+    from ..experiments.config import parse_config
+
+    data = config.to_dict()
+    lines = []
+    for name, (_, key) in _PROBLEM_FLAGS.items():
+        value = getattr(args, name)
+        if value is None:
+            continue
+        if key == "policies":
+            wanted = [n.strip().lower() for n in value.split(",") if n.strip()]
+            old = [p["name"] for p in data["policies"]]
+            data["policies"] = [p for n in wanted for p in data["policies"] if p["name"] == n] \
+                + [{"name": n} for n in wanted if n not in old]
+            lines.append(f"policies = {', '.join(wanted)} (config: {', '.join(old)})")
+            continue
+        table, _, field = key.rpartition(".")
+        target = data[table] if table else data
+        old_text = repr(target[field]) if field in target else "default"
+        target[field] = value
+        lines.append(f"{key} = {value!r} (config: {old_text})")
+    if not lines:
+        return config, []
+    return parse_config(data, f"glmbandits run {args.config} (with command-line overrides)"), lines

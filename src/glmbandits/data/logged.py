@@ -183,10 +183,55 @@ class LoggedBanditData:
 
     @classmethod
     def load(cls, path: str | Path, *, name: str | None = None) -> "LoggedBanditData":
-        """Read a log written by :meth:`save` (or any ``.npz`` with the log's columns)."""
-        with np.load(path, allow_pickle=False) as data:
-            columns = {key: data[key] for key in data.files}
-        return cls.from_columns(columns, name=name if name is not None else Path(path).stem)
+        """Read a log written by :meth:`save` (or any ``.npz`` with the log's columns).
+
+        Raises
+        ------
+        ValueError
+            When ``path`` is a directory, not an ``.npz`` archive, truncated or
+            damaged, holds a column of Python objects (never unpickled), or a
+            column fails a check; the message names the file (and the column).
+        TypeError
+            When a column has the wrong kind (e.g. strings as actions).
+        """
+        import zipfile
+        import zlib
+
+        owner = f"{cls.__name__}.load({str(path)!r})"
+        path = Path(path)
+        if path.is_dir():
+            raise ValueError(f"{owner}: path must be an .npz log file, got a directory")
+        try:
+            with path.open("rb") as handle:
+                magic = handle.read(4)
+        except OSError as error:
+            raise type(error)(f"{owner}: cannot read the file: "
+                              f"{error.strerror or error}") from None
+        if magic != b"PK\x03\x04":
+            raise ValueError(f"{owner}: the file must be an .npz archive (as written by "
+                             "LoggedBanditData.save), got a file that is not one"
+                             + (" (it is empty)" if not magic else ""))
+        columns: dict[str, np.ndarray] = {}
+        column = None
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                for column in data.files:
+                    columns[column] = data[column]
+        except ValueError as error:
+            if "allow_pickle" in str(error) or "pickle" in str(error):
+                raise ValueError(f"{owner}: column {column!r} must hold numbers, got Python "
+                                 "objects (dtype=object; they are never unpickled)") from None
+            raise ValueError(f"{owner}: the archive is damaged"
+                             f"{'' if column is None else f' in column {column!r}'}: "
+                             f"{error}") from None
+        except (zipfile.BadZipFile, EOFError, zlib.error, OSError, KeyError) as error:
+            where = "" if column is None else f" (column {column!r})"
+            raise ValueError(f"{owner}: the .npz archive is truncated or damaged{where}: "
+                             f"{error}") from None
+        try:
+            return cls.from_columns(columns, name=name if name is not None else path.stem)
+        except (TypeError, ValueError) as error:
+            raise type(error)(f"{owner}: {error}") from None
 
     def save(self, path: str | Path) -> Path:
         """Write the log as an ``.npz`` (contexts padded to (T, K_max, d))."""

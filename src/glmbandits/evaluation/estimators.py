@@ -27,11 +27,11 @@ import numpy as np
 from .._validation import check_nonnegative
 from ..estimation import fit_glm
 from ..families import get_family
-from .intervals import OffPolicyEstimate, normal_interval, z_value
+from .intervals import OffPolicyEstimate, clip_to_unit, normal_interval, z_value
 from ..data import LoggedBanditData
 from .replay import check_policy_matches_log
 
-__all__ = ["target_actions", "ips", "snips", "doubly_robust", "fit_on_log", "true_value",
+__all__ = ["check_actions", "target_actions", "ips", "snips", "doubly_robust", "fit_on_log", "true_value",
            "cross_fitted_reward_model"]
 
 
@@ -49,13 +49,55 @@ def target_actions(policy: Any, log: LoggedBanditData) -> np.ndarray:
                        dtype=np.int64, count=log.n_rounds)
 
 
+def check_actions(actions: Any, log: LoggedBanditData, owner: str) -> np.ndarray:
+    """``actions`` as an int64 copy after checking it is π_t for every round of ``log``.
+
+    It must be an integer array of shape (T,) with 0 <= π_t < K_t (negative
+    indices are refused, never wrapped around).
+    """
+    array = np.asarray(actions)
+    if array.dtype == bool or not np.issubdtype(array.dtype, np.integer):
+        raise TypeError(f"{owner}: actions must be an integer array (the policy's action "
+                        f"index per round), got dtype {array.dtype}")
+    if array.shape != (log.n_rounds,):
+        raise ValueError(f"{owner}: actions must have shape ({log.n_rounds},) (one per round "
+                         f"of the log), got {array.shape}")
+    outside = (array < 0) | (array >= log.n_actions)
+    if np.any(outside):
+        t = int(np.flatnonzero(outside)[0])
+        raise ValueError(f"{owner}: actions must lie in the round's action set [0, K_t - 1]; "
+                         f"round {t} has K_t = {int(log.n_actions[t])}, got {int(array[t])}")
+    return array.astype(np.int64)
+
+
 def _weights(policy: Any, log: LoggedBanditData, owner: str,
              actions: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """(π_t, w_t) with w_t = 1{π_t = a_t} / p_t; refuses a weight that is not finite."""
     check_policy_matches_log(policy, log, owner)
     propensities = _require_propensities(log, owner)
     if actions is None:
         actions = target_actions(policy, log)
-    return actions, (actions == log.actions) / propensities
+    else:
+        actions = check_actions(actions, log, owner)
+    matched = actions == log.actions
+    weights = np.zeros(log.n_rounds)
+    with np.errstate(over="ignore", divide="ignore"):
+        weights[matched] = 1.0 / propensities[matched]
+    infinite = ~np.isfinite(weights)
+    if np.any(infinite):
+        t = int(np.flatnonzero(infinite)[0])
+        raise ValueError(f"{owner}: propensity must be at least {1.0 / np.finfo(float).max:.4g} "
+                         f"(its importance weight 1/p must be finite), got "
+                         f"{float(propensities[t])!r} in round {t} of log {log.name!r}")
+    return actions, weights
+
+
+def _finite_terms(terms: np.ndarray, owner: str) -> np.ndarray:
+    if not np.all(np.isfinite(terms)):
+        t = int(np.flatnonzero(~np.isfinite(terms))[0])
+        raise ValueError(f"{owner}: the importance-weighted reward of round {t} overflows "
+                         "(a tiny propensity times a large reward); got a non-finite term")
+    return terms
 
 
 def ips(policy: Any, log: LoggedBanditData, *, confidence: float = 0.95,
@@ -91,7 +133,10 @@ def ips(policy: Any, log: LoggedBanditData, *, confidence: float = 0.95,
     owner = "ips"
     z = z_value(confidence, owner)
     _, w = _weights(policy, log, owner, actions)
-    value, low, high, se = normal_interval(w * log.rewards, z)
+    with np.errstate(over="ignore", invalid="ignore"):
+        terms = _finite_terms(w * log.rewards, owner)
+    value, low, high, se = normal_interval(terms, z, owner)
+    low, high = clip_to_unit(low, high, log.rewards)
     return OffPolicyEstimate("ips", value, low, high, se, log.n_rounds,
                              int(np.count_nonzero(w)), float(confidence))
 
@@ -117,14 +162,17 @@ def snips(policy: Any, log: LoggedBanditData, *, confidence: float = 0.95,
     owner = "snips"
     z = z_value(confidence, owner)
     _, w = _weights(policy, log, owner, actions)
-    total = float(w.sum())
-    if total == 0.0:
+    largest = float(w.max()) if w.size else 0.0
+    if largest == 0.0:
         raise ValueError(f"{owner}: no logged action matches the policy's choice in "
                          f"{log.n_rounds} rounds; the self-normalised estimate is undefined")
-    value = float(w @ log.rewards) / total
-    influence = w * (log.rewards - value) / (total / log.n_rounds)
-    _, _, _, se = normal_interval(influence, z)
-    return OffPolicyEstimate("snips", value, value - z * se, value + z * se, se, log.n_rounds,
+    w_scaled = w / largest  # the ratio and its influence terms do not change with the scale
+    total = float(w_scaled.sum())
+    value = float(w_scaled @ log.rewards) / total
+    influence = w_scaled * (log.rewards - value) / (total / log.n_rounds)
+    _, _, _, se = normal_interval(influence, z, owner)
+    low, high = clip_to_unit(value - z * se, value + z * se, log.rewards)
+    return OffPolicyEstimate("snips", value, low, high, se, log.n_rounds,
                              int(np.count_nonzero(w)), float(confidence))
 
 
@@ -192,8 +240,10 @@ def doubly_robust(policy: Any, log: LoggedBanditData, *, family: Any = "logistic
         "ij,ij->i", _design(log.contexts.chosen(target), intercept), theta_t))
     model_logged = family.mean(np.einsum(
         "ij,ij->i", _design(log.chosen_contexts(), intercept), theta_t))
-    terms = model_target + w * (log.rewards - model_logged)
-    value, low, high, se = normal_interval(terms, z)
+    with np.errstate(over="ignore", invalid="ignore"):
+        terms = _finite_terms(model_target + w * (log.rewards - model_logged), owner)
+    value, low, high, se = normal_interval(terms, z, owner)
+    low, high = clip_to_unit(low, high, log.rewards)
     return OffPolicyEstimate("dr", value, low, high, se, log.n_rounds,
                              int(np.count_nonzero(w)), float(confidence))
 
@@ -226,4 +276,6 @@ def true_value(policy: Any, log: LoggedBanditData, *,
                          "got a log without one")
     if actions is None:
         actions = target_actions(policy, log)
+    else:
+        actions = check_actions(actions, log, owner)
     return float(np.mean(log.reward_table[np.arange(log.n_rounds), actions]))

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-__all__ = ["OffPolicyEstimate", "normal_interval", "wilson_interval", "z_value"]
+__all__ = ["OffPolicyEstimate", "normal_interval", "wilson_interval", "z_value",
+           "clip_to_unit"]
 
 
 def z_value(confidence: float, owner: str) -> float:
@@ -18,16 +19,42 @@ def z_value(confidence: float, owner: str) -> float:
     return float(stats.norm.ppf(0.5 + 0.5 * float(confidence)))
 
 
-def normal_interval(terms: np.ndarray, z: float) -> tuple[float, float, float, float]:
+def normal_interval(terms: np.ndarray, z: float, owner: str = "normal_interval"
+                    ) -> tuple[float, float, float, float]:
     """Mean of i.i.d.-like terms with a CLT interval: (mean, low, high, standard error).
 
     The standard error is the sample standard deviation (ddof=1) over √n; with
-    one term it is 0.
+    one term it is 0. The terms are scaled by their largest magnitude first, so
+    huge terms (importance weights 1/p of tiny propensities) do not overflow
+    in the squares; a result that still is not finite raises a ValueError.
     """
     n = terms.shape[0]
-    mean = float(np.mean(terms))
-    se = float(np.std(terms, ddof=1) / np.sqrt(n)) if n > 1 else 0.0
-    return mean, mean - z * se, mean + z * se, se
+    with np.errstate(over="ignore", invalid="ignore"):
+        scale = float(np.max(np.abs(terms))) if n else 0.0
+        if not np.isfinite(scale):
+            raise ValueError(f"{owner}: the estimator's terms must be finite, got "
+                             f"{scale:g} (importance weights 1/p overflow; check the "
+                             "propensities)")
+        scaled = terms / scale if scale > 0.0 else terms
+        mean = scale * float(np.mean(scaled)) if scale > 0.0 else float(np.mean(terms))
+        se = (scale if scale > 0.0 else 1.0) * float(np.std(scaled, ddof=1)) / np.sqrt(n) \
+            if n > 1 else 0.0
+        low, high = mean - z * se, mean + z * se
+    if not all(np.isfinite(v) for v in (mean, se, low, high)):
+        raise ValueError(f"{owner}: the estimate overflows (terms up to {scale:g}: importance "
+                         "weights 1/p of tiny propensities); got a non-finite mean or interval")
+    return mean, low, high, se
+
+
+def clip_to_unit(low: float, high: float, rewards: np.ndarray) -> tuple[float, float]:
+    """The interval clipped to [0, 1] when every reward lies in [0, 1] (else unchanged).
+
+    A policy's value is then a probability-like quantity in [0, 1], so interval
+    ends outside it carry no information.
+    """
+    if rewards.size and float(np.min(rewards)) >= 0.0 and float(np.max(rewards)) <= 1.0:
+        return min(max(low, 0.0), 1.0), min(max(high, 0.0), 1.0)
+    return low, high
 
 
 def wilson_interval(successes: float, n: int, z: float) -> tuple[float, float, float, float]:

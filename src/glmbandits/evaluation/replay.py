@@ -9,7 +9,8 @@ import numpy as np
 
 from .._validation import SeedLike, as_generator
 from ..exceptions import GLMBanditsWarning
-from .intervals import OffPolicyEstimate, normal_interval, wilson_interval, z_value
+from .intervals import (OffPolicyEstimate, clip_to_unit, normal_interval, wilson_interval,
+                        z_value)
 from ..data import LoggedBanditData
 
 __all__ = ["OffPolicyWarning", "replay", "check_policy_matches_log"]
@@ -134,5 +135,6 @@ def replay(policy: Any, log: LoggedBanditData, *, confidence: float = 0.95,
     if np.all((rewards == 0.0) | (rewards == 1.0)):
         value, low, high, se = wilson_interval(float(rewards.sum()), n, z)
     else:
-        value, low, high, se = normal_interval(rewards, z)
+        value, low, high, se = normal_interval(rewards, z, owner)
+        low, high = clip_to_unit(low, high, rewards)
     return OffPolicyEstimate("replay", value, low, high, se, log.n_rounds, n, float(confidence))

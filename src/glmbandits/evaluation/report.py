@@ -138,9 +138,15 @@ def format_rows(rows: Sequence[EvaluationRow], confidence: float = 0.95) -> str:
         e = row.estimate
         interval = f"[{e.ci_low:.4f}, {e.ci_high:.4f}]"
         matched = f"{e.n_matched}/{e.n_rounds}"
-        lines.append(f"{row.policy:<12} {row.estimator:<9} {e.value:8.4f} {e.half_width:8.4f}  "
+        lines.append(f"{row.policy:<12} {row.estimator:<9} {_number(e.value)} "
+                     f"{_number(e.half_width)}  "
                      f"{interval:<19} {matched:>11} {true}")
     return "\n".join(lines)
+
+
+def _number(value: float) -> str:
+    """Eight characters: fixed point, or scientific for huge values (IPS with tiny propensities)."""
+    return f"{value:8.4f}" if abs(value) < 1e4 else f"{value:8.2g}"
 
 
 def _classification(name: str) -> Callable[[int | None, int], LoggedBanditData]:

@@ -12,6 +12,7 @@ from typing import Sequence
 import numpy as np
 
 from .._validation import check_int
+from ._workers import exit_with_parent
 from ..environments import SyntheticGLMEnv
 from ..policies.registry import ProblemSpec, make_policy, policy_names
 from ..simulation import simulate
@@ -161,6 +162,7 @@ def compare_policies(
     if n_jobs == 1:
         runs = [_run_one(task) for task in tasks]
     else:
-        with ProcessPoolExecutor(max_workers=n_jobs) as pool:
+        with ProcessPoolExecutor(max_workers=n_jobs, initializer=exit_with_parent,
+                                 initargs=(os.getpid(),)) as pool:
             runs = list(pool.map(_run_one, tasks))
     return ComparisonResult(problem, runs)

@@ -41,7 +41,8 @@ from ..families import FAMILY_NAMES
 from ..policies.registry import ProblemSpec, make_policy, policy_names
 
 __all__ = ["ConfigError", "Cell", "PolicySpec", "ExperimentConfig", "load_config",
-           "parse_config", "expand_grid"]
+           "parse_config", "expand_grid", "estimate_run_memory", "memory_limit",
+           "check_run_memory"]
 
 _TOP_KEYS = ("name", "description", "horizon", "seeds", "seed", "environment", "policies", "dask")
 _POLICY_KEYS = ("name", "params", "label")
@@ -179,6 +180,76 @@ class ExperimentConfig:
         return data
 
 
+#: Rough bytes one planned (cell, replicate) task takes before it runs (its seeds and cell).
+_TASK_BYTES = 2048
+
+
+def estimate_run_memory(n_features: int, n_actions: int, horizon: int) -> int:
+    """An upper estimate, in bytes, of the memory one simulated run needs.
+
+    It counts, in float64: a round's contexts and their temporaries (the
+    environment draws K x d features and normalises them; a policy scores them
+    with K x d products), the policy's d x d matrices (V, V⁻¹ and work copies),
+    its history of chosen contexts (T x d, grown geometrically, so up to twice
+    that) and the per-round result arrays (a few of length T). It is an
+    estimate for refusing absurd configs, not a measurement.
+
+    Examples
+    --------
+    >>> estimate_run_memory(10, 20, 1000) < 2**20
+    True
+    >>> estimate_run_memory(10, 10**9, 100) > 100 * 2**30
+    True
+    """
+    d, K, T = int(n_features), int(n_actions), int(horizon)
+    return 8 * (K * (4 * d + 4) + 8 * d * d + 2 * T * d + 8 * T)
+
+
+def memory_limit() -> int | None:
+    """This machine's physical memory in bytes (None when the OS does not say)."""
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, ValueError, OSError):  # pragma: no cover - not POSIX
+        return None
+
+
+def _gib(n_bytes: float) -> str:
+    return f"{n_bytes / 2**30:,.1f} GiB"
+
+
+def check_run_memory(owner: str, n_features: int, n_actions: int, horizon: int) -> None:
+    """Raise :class:`ConfigError` when one run of this size cannot fit in this machine's memory."""
+    _check_memory(owner, [{"n_features": n_features, "n_actions": n_actions}], (horizon,), 0)
+
+
+def _check_memory(owner: str, environments: list[dict[str, Any]], horizons: tuple[int, ...],
+                  n_tasks: int) -> None:
+    """Refuse, before anything is built, a config whose runs cannot fit in memory."""
+    limit = memory_limit()
+    if limit is None:
+        return
+    for env in environments:
+        d, K = env.get("n_features"), env.get("n_actions", 20)
+        if isinstance(K, (list, tuple)) and K:
+            K = max(K, key=lambda k: k if isinstance(k, (int, np.integer)) else 0)
+        sizes = (d, K, max(horizons))
+        # integral floats (TOML reads 1e9 as a float) are sized too, so the memory is stated
+        if not all(isinstance(v, (int, np.integer, float)) and not isinstance(v, bool)
+                   and np.isfinite(v) and v >= 1 and float(v) == int(v) for v in sizes):
+            continue  # a wrong kind or value is reported by the environment's own checks
+        need = estimate_run_memory(*sizes)
+        if need > limit:
+            raise ConfigError(
+                f"{owner}: a run with environment.n_features = {int(d)}, environment.n_actions "
+                f"= {int(K)} and horizon = {int(max(horizons))} needs an estimated {_gib(need)} "
+                f"of memory (K x d contexts, d x d matrices, T x d history), more than this "
+                f"machine's {_gib(limit)}; reduce n_actions, n_features or horizon")
+    if n_tasks * _TASK_BYTES > limit:
+        raise ConfigError(f"{owner}: {n_tasks:,} runs (cells x seeds) need an estimated "
+                          f"{_gib(n_tasks * _TASK_BYTES)} of memory just to plan, more than this "
+                          f"machine's {_gib(limit)}; reduce seeds or the grid")
+
+
 def _fail(owner: str, key: str, message: str) -> ConfigError:
     return ConfigError(f"{owner}: {key} {message}")
 
@@ -267,7 +338,14 @@ def parse_config(data: Mapping[str, Any], owner: str = "parse_config") -> Experi
         if family not in FAMILY_NAMES:
             raise _fail(owner, "environment.family", f"must be one of {list(FAMILY_NAMES)}, "
                                                      f"got {family!r}")
-    for env in expand_grid(environment):
+    environments = expand_grid(environment)
+    n_policy_cells = 0
+    for table in data["policies"] if isinstance(data["policies"], list) else []:
+        params = table.get("params", {}) if isinstance(table, Mapping) else {}
+        n_policy_cells += len(expand_grid(params)) if isinstance(params, Mapping) else 1
+    _check_memory(owner, environments, horizon,
+                  len(environments) * len(horizon) * max(n_policy_cells, 1) * seeds)
+    for env in environments:
         try:
             SyntheticGLMEnv(**env, seed=0)
         except (TypeError, ValueError) as error:
@@ -329,12 +407,25 @@ def load_config(path: str | os.PathLike) -> ExperimentConfig:
         import tomli as tomllib
     path = Path(path)
     owner = f"load_config({str(path)!r})"
+    if path.is_dir():
+        raise ConfigError(f"load_config: path must name a TOML file, got a directory "
+                          f"{str(path)!r}")
     try:
         with path.open("rb") as handle:
-            data = tomllib.load(handle)
+            raw = handle.read()
     except FileNotFoundError:
         raise ConfigError(f"load_config: path must name an existing TOML file, got "
                           f"{str(path)!r}") from None
+    except OSError as error:
+        raise ConfigError(f"{owner}: cannot read the file: {error.strerror or error}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = raw[:error.start].count(b"\n") + 1
+        raise ConfigError(f"{owner}: the file must be UTF-8 text (TOML), got byte "
+                          f"0x{raw[error.start]:02x} on line {line} that is not UTF-8") from None
+    try:
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
-        raise ConfigError(f"{owner}: not valid TOML: {error}") from None
+        raise ConfigError(f"{owner}: not valid TOML (truncated or malformed): {error}") from None
     return parse_config(data, owner)

@@ -23,12 +23,13 @@ import sys
 import time
 import traceback
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 import numpy as np
 
 from .._validation import check_int
+from ._workers import exit_with_parent
 from .compare import replicate_seeds, run_replicate
 from .config import Cell, ExperimentConfig
 from .store import ResultStore, StoredRun
@@ -64,11 +65,22 @@ class ExperimentReport:
     n_ok: int
     failed: list[StoredRun]
     seconds: float
+    #: Stored runs of this experiment that are not part of this config (another master
+    #: seed, a replicate beyond ``seeds``, or a cell no longer in the config).
+    n_stale: int = 0
+    plan: dict[tuple[str, int], Any] = field(default_factory=dict, repr=False)
 
     def runs(self) -> list[StoredRun]:
-        """All stored runs of this experiment (re-read from the store)."""
+        """The stored runs of this config's (cell, replicate, seeds), re-read from the store.
+
+        Runs of the same experiment name made with another master seed, more
+        replicates or other cells are left out (see :attr:`n_stale`).
+        """
         with ResultStore(self.store) as store:
-            return store.runs(self.config.name)
+            runs = store.runs(self.config.name)
+        if not self.plan:
+            return runs
+        return [run for run in runs if self.plan.get((run.cell_key, run.replicate)) == run.seed]
 
 
 def plan_tasks(config: ExperimentConfig) -> list[RunTask]:
@@ -140,6 +152,7 @@ class _Progress:
 Outcome = tuple[RunTask, "StoredRun | BaseException"]
 
 
+
 def _local_outcomes(tasks: list[RunTask], n_jobs: int, function: Callable[[RunTask], StoredRun],
                     ) -> Iterator[Outcome]:
     if n_jobs == 1:
@@ -149,7 +162,8 @@ def _local_outcomes(tasks: list[RunTask], n_jobs: int, function: Callable[[RunTa
             except Exception as error:  # reported per task, never dropped
                 yield task, error
         return
-    with ProcessPoolExecutor(max_workers=n_jobs) as pool:
+    with ProcessPoolExecutor(max_workers=n_jobs, initializer=exit_with_parent,
+                             initargs=(os.getpid(),)) as pool:
         pending: dict[Future, RunTask] = {pool.submit(function, task): task for task in tasks}
         while pending:
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
@@ -237,8 +251,13 @@ def run_experiment(
     tasks = plan_tasks(config)
     with ResultStore(store) as results:
         results.save_experiment(config.name, config.to_dict())
-        done = results.finished(config.name)
-        todo = [task for task in tasks if (task.cell.key, task.replicate) not in done]
+        # resume key: the full cell definition, the replicate and its seeds (master seed
+        # included); a run stored under another seed is made again and replaces it
+        done = results.finished_seeds(config.name)
+        plan = {(task.cell.key, task.replicate): task.seed_record() for task in tasks}
+        todo = [task for task in tasks
+                if done.get((task.cell.key, task.replicate)) != plan[(task.cell.key,
+                                                                      task.replicate)]]
         n_skipped = len(tasks) - len(todo)
         bar = _Progress(len(todo), progress_enabled() if progress is None else progress,
                         config.name)
@@ -268,5 +287,7 @@ def run_experiment(
             todo = again
             attempts += 1
         bar.close()
+        n_stale = sum(1 for run in results.runs(config.name)
+                      if plan.get((run.cell_key, run.replicate)) != run.seed)
     return ExperimentReport(config, str(store), len(tasks), n_skipped, n_ok, failed,
-                            time.perf_counter() - start)
+                            time.perf_counter() - start, n_stale, plan)

@@ -23,7 +23,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-__all__ = ["ResultStore", "StoredRun", "select_runs", "CellSummary", "summarise", "format_summary",
+__all__ = ["ResultStore", "StoreError", "StoredRun", "select_runs", "CellSummary", "summarise", "format_summary",
            "package_versions", "DEFAULT_STORE", "SUMMARY_FORMATS"]
 
 #: Where ``glmbandits run CONFIG`` writes and ``glmbandits results`` reads by default.
@@ -59,6 +59,55 @@ CREATE TABLE IF NOT EXISTS runs (
     PRIMARY KEY (experiment, cell_key, replicate)
 );
 """
+
+
+#: The tables and columns of a results store, as SQLite reports them.
+_TABLES = {
+    "experiments": ("name", "config", "versions", "created", "updated"),
+    "runs": ("experiment", "cell_key", "replicate", "label", "policy", "params", "environment",
+             "horizon", "seed", "status", "final_regret", "seconds", "rounds", "curve", "error",
+             "attempts", "finished"),
+}
+_SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+class StoreError(ValueError):
+    """A path given as a results store is not one (empty, corrupt or another program's file)."""
+
+
+def _connect_existing(path: Path) -> sqlite3.Connection:
+    """Open an existing results store without writing to it; refuse anything else.
+
+    The checks only read: the file header, then SQLite's own table list. A
+    refused file is left byte for byte as it was (no tables are added).
+    """
+    owner = f"ResultStore({str(path)!r})"
+    if path.is_dir():
+        raise StoreError(f"{owner}: path must be a SQLite results file, got a directory")
+    with path.open("rb") as handle:
+        header = handle.read(len(_SQLITE_HEADER))
+    if not header:
+        raise StoreError(f"{owner}: path must be a glmbandits results store, got an empty file "
+                         "(remove it, or give a new path, to create a store)")
+    if header != _SQLITE_HEADER:
+        raise StoreError(f"{owner}: path must be a glmbandits results store (a SQLite file), "
+                         "got a file that is not a SQLite database")
+    connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=rw", uri=True, timeout=30.0)
+    try:
+        names = [row[0] for row in connection.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")]
+        columns = {name: tuple(row[1] for row in connection.execute(
+            f"PRAGMA table_info({name!r})")) for name in names}
+    except sqlite3.DatabaseError as error:
+        connection.close()
+        raise StoreError(f"{owner}: path must be a glmbandits results store, got a corrupt "
+                         f"SQLite file ({error})") from None
+    if columns != _TABLES:
+        connection.close()
+        found = ", ".join(sorted(names)) or "no tables"
+        raise StoreError(f"{owner}: path must be a glmbandits results store (tables "
+                         f"experiments and runs), got a SQLite database with {found}")
+    return connection
 
 
 def package_versions() -> dict[str, str]:
@@ -119,6 +168,10 @@ def _dumps(value: Any) -> str:
 class ResultStore:
     """A SQLite results store (created on first use).
 
+    A path that does not exist yet becomes a new store. An existing file must be
+    a results store: an empty, corrupt or foreign file (another program's
+    SQLite database) raises :class:`StoreError` and is left untouched.
+
     Examples
     --------
     >>> import numpy as np
@@ -135,6 +188,9 @@ class ResultStore:
 
     def __init__(self, path: str | os.PathLike) -> None:
         self.path = str(path)
+        if self.path != ":memory:" and Path(self.path).exists():
+            self._connection = _connect_existing(Path(self.path))
+            return
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self._connection = sqlite3.connect(self.path, timeout=30.0)
@@ -189,6 +245,40 @@ class ResultStore:
             "SELECT cell_key, replicate FROM runs WHERE experiment = ? AND status = 'ok'",
             (experiment,))
         return {(key, int(replicate)) for key, replicate in rows}
+
+    def finished_seeds(self, experiment: str) -> dict[tuple[str, int], Any]:
+        """(cell key, replicate) -> seed record of the successful runs of ``experiment``.
+
+        The resume key: a stored run is reused only when its cell key (the full
+        cell definition), replicate and seeds (master entropy and spawn keys)
+        all equal those of the run that would be made.
+        """
+        rows = self._connection.execute(
+            "SELECT cell_key, replicate, seed FROM runs WHERE experiment = ? AND status = 'ok'",
+            (experiment,))
+        return {(key, int(replicate)): json.loads(seed) for key, replicate, seed in rows}
+
+    def current_runs(self, experiment: str | None = None) -> tuple[list[StoredRun], int]:
+        """The runs that belong to each experiment's last recorded config, and how many do not.
+
+        A run belongs when it was made with the config's master ``seed`` and its
+        replicate index is below the config's ``seeds``; runs left from an
+        earlier seed or a larger ``--seeds`` are counted, not returned, so that
+        summaries never mix them in.
+        """
+        configs = {e["name"]: e["config"] for e in self.experiments()}
+        kept, left_out = [], 0
+        for run in self.runs(experiment):
+            config = configs.get(run.experiment)
+            if config is not None and (
+                    run.replicate >= int(config.get("seeds", run.replicate + 1))
+                    or (isinstance(run.seed, dict)
+                        and run.seed.get("entropy") != config.get("seed", run.seed.get(
+                            "entropy")))):
+                left_out += 1
+                continue
+            kept.append(run)
+        return kept, left_out
 
     def runs(self, experiment: str | None = None, status: str | None = None) -> list[StoredRun]:
         """The stored runs (of one experiment and/or status), in insertion order."""
