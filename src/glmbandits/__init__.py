@@ -7,7 +7,7 @@ logistic, probit, linear or Poisson link. Implements Li, Lu & Zhou (2017),
 """
 
 from . import families, theory
-from ._version import __version__
+from ._version import __version__ as __version__
 from .environments import SyntheticGLMEnv
 from .estimation import GLMFit, fit_glm
 from .exceptions import ConvergenceWarning, GLMBanditsWarning

@@ -100,11 +100,11 @@ def test_the_portable_fallback_alone_ends_an_orphan(tmp_path):
     """Without prctl (as on macOS), the getppid() watch thread ends the worker."""
     code = (
         "import os, sys, time\n"
-        "from glmbandits.experiments import _workers\n"
+        "from glmbandits.experiments import workers\n"
         "pid = os.fork()\n"
         "if pid == 0:\n"
         "    sys.platform = 'darwin'\n"
-        "    _workers.exit_with_parent(os.getppid(), poll_seconds=0.05)\n"
+        "    workers.exit_with_parent(os.getppid(), poll_seconds=0.05)\n"
         "    print(os.getpid(), flush=True)\n"
         "    time.sleep(60)\n"
         "    os._exit(0)\n"

@@ -12,7 +12,7 @@ from typing import Sequence
 import numpy as np
 
 from .._validation import check_int
-from ._workers import exit_with_parent
+from .workers import exit_with_parent
 from ..environments import SyntheticGLMEnv
 from ..policies.registry import ProblemSpec, make_policy, policy_names
 from ..simulation import simulate

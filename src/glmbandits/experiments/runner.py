@@ -29,7 +29,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from .._validation import check_int
-from ._workers import exit_with_parent
+from .workers import exit_with_parent
 from .compare import replicate_seeds, run_replicate
 from .config import Cell, ExperimentConfig
 from .store import ResultStore, StoredRun
