@@ -70,6 +70,8 @@ class GLMFamily(ABC):
     #: |z| beyond which μ' is negligible (below ~1e-15 of its peak): a linear
     #: predictor that large means the MLE is running off to infinity (separation).
     saturation: float = math.inf
+    #: The closed range of μ (lowest, highest mean), e.g. (0, 1) for Bernoulli rewards.
+    mean_range: tuple[float, float] = (-math.inf, math.inf)
 
     @abstractmethod
     def mean(self, z: ArrayLike) -> np.ndarray:
@@ -148,6 +150,7 @@ class _BernoulliFamily(GLMFamily):
     """Rewards in [0, 1] (0/1 draws in simulation), shared by logistic and probit."""
 
     reward_domain = "[0, 1]"
+    mean_range = (0.0, 1.0)
 
     def in_domain(self, y: ArrayLike) -> np.ndarray:
         y = _asarray(y)
@@ -311,6 +314,7 @@ class PoissonFamily(GLMFamily):
     canonical = True
     reward_domain = "[0, inf)"
     saturation = 40.0
+    mean_range = (0.0, math.inf)
 
     def mean(self, z: ArrayLike) -> np.ndarray:
         return np.exp(np.minimum(_asarray(z), _EXP_CAP))

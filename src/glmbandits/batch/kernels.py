@@ -158,7 +158,8 @@ class _LastScores:
             keep = slice(None) if self.valid is None else self.valid[r]
             policies[r].last_scores_ = ActionScores(ucb=ucb[r][keep].copy(),
                                                     mean=mean[r][keep].copy(),
-                                                    width=width[r][keep].copy())
+                                                    width=width[r][keep].copy(),
+                                                    family=policies[r].family)
             policies[r].last_propensity_ = float(self.propensities[r])
 
 

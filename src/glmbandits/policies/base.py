@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -36,23 +36,95 @@ from ..families import GLMFamily, get_family
 __all__ = ["ActionScores", "Policy", "ucb_scores", "argmax_random_tie", "gram_norms"]
 
 
+#: What ``ActionScores.scale`` may say about ``ucb`` and ``width``.
+SCORE_SCALES = ("linear", "reward")
+
+
 @dataclass(frozen=True)
 class ActionScores:
     """Per-action scores of one ``select`` call, each of shape (K,).
 
+    The three stored arrays are what the exploration rule computed; the two
+    reward-scale views (:attr:`reward_mean`, :attr:`reward_ucb`) are derived
+    from them here, in one place for every policy, with the family's own
+    (numerically stable) mean function μ. ``Policy.select`` attaches the
+    policy's family; a policy without a family (LinUCB, Random) uses the
+    identity, so its reward-scale values are the linear ones.
+
     Attributes
     ----------
     ucb : ndarray
-        The index the policy ranks actions by (``mean + width`` for UCB rules).
+        The index the policy ranks actions by (``mean + width`` for UCB rules;
+        ``x'θ̃`` of the deciding draw for Thompson sampling; ``-inf`` for an
+        action RS-GLinCB has eliminated).
     mean : ndarray
         The estimated linear predictor ``x'θ̂``.
     width : ndarray
-        The exploration bonus, e.g. ``α‖x‖_{V⁻¹}``.
+        The exploration bonus, e.g. ``α‖x‖_{V⁻¹}``, on the scale named by ``scale``.
+    scale : {"linear", "reward"}
+        The scale of ``ucb`` and ``width``: ``"linear"`` (the linear predictor:
+        UCB-GLM, LinUCB, SupCB-GLM, GLOC, OFU-GLB, RS-GLinCB, the Thompson
+        policies, ε-greedy) or ``"reward"`` (the rule adds its bonus to μ(x'θ̂):
+        GLM-UCB of Filippi et al. 2010, ECOLog).
+    family : GLMFamily or None
+        The link used for the reward-scale views (``None``: the identity).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from glmbandits.families import get_family
+    >>> s = ActionScores(ucb=np.array([1.0, 0.5]), mean=np.array([0.0, 0.5]),
+    ...                  width=np.array([1.0, 0.0]), family=get_family("logistic"))
+    >>> s.reward_mean.round(3), s.reward_ucb.round(3)
+    (array([0.5  , 0.622]), array([0.731, 0.622]))
     """
 
     ucb: np.ndarray
     mean: np.ndarray
     width: np.ndarray
+    scale: str = "linear"
+    family: GLMFamily | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def reward_mean(self) -> np.ndarray:
+        """μ(x'θ̂) for every action: the predicted reward (e.g. a click probability).
+
+        Computed on access (O(K), vectorised), never stored, so reading it does
+        not change a pickled policy.
+        """
+        if self.family is None:
+            return self.mean
+        return self.family.mean(self.mean)
+
+    @property
+    def reward_ucb(self) -> np.ndarray:
+        """The upper end on the reward scale for every action.
+
+        * ``scale == "linear"``: ``μ(mean + width)``, μ of the UCB (equal to
+          ``μ(ucb)`` wherever ``ucb = mean + width``; finite where RS-GLinCB
+          marks an eliminated action with ``ucb = -inf``, and μ of the warm-up
+          index ``x'θ̂_w + ‖x‖`` during its warm-up rounds).
+        * ``scale == "reward"``: ``μ(mean) + width`` (the rule's own bound, which
+          is already on the reward scale) clipped into the family's range of means.
+        * Thompson sampling: ``width`` is the draw minus the centre, so this is
+          μ(x'θ̃), the *sampled* mean reward of the deciding draw; it is an
+          optimistic value only in the sense of the posterior sample and may lie
+          below :attr:`reward_mean`.
+
+        Li, Lu & Zhou (2017), Algorithm 1 step 2, and Filippi et al. (2010), GLM-UCB.
+        """
+        if self.family is None:
+            return self.mean + self.width
+        if self.scale == "reward":
+            low, high = self.family.mean_range
+            return np.clip(self.family.mean(self.mean) + self.width, low, high)
+        return self.family.mean(self.mean + self.width)
+
+    def _with_family(self, family: GLMFamily | None) -> "ActionScores":
+        """These scores with ``family`` attached (in place: an O(1) attribute write)."""
+        if self.family is not family:
+            object.__setattr__(self, "family", family)
+        return self
 
 
 def gram_norms(X: np.ndarray, V_inv: np.ndarray) -> np.ndarray:
@@ -134,7 +206,7 @@ class Policy(ABC):
         """
         X = check_contexts(contexts, self.n_features, f"{type(self).__name__}.select")
         action, scores, propensity = self._choose(X)
-        self.last_scores_ = scores
+        self.last_scores_ = scores._with_family(self.family)
         self.last_propensity_ = propensity
         return action
 

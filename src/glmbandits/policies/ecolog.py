@@ -120,7 +120,7 @@ class ECOLog(Policy):
         eta = X @ self.theta_
         width = self.alpha * self.confidence_radius() * gram_norms(X, self.W_inv_)
         return self._choose_max(ActionScores(ucb=self.family.mean(eta) + width, mean=eta,
-                                             width=width))
+                                             width=width, scale="reward"))
 
     def _learn(self, x: np.ndarray, reward: float) -> None:
         W_inv_x = self.W_inv_ @ x

@@ -129,7 +129,8 @@ class GLMUCB(Policy):
         theta = self.projected_theta()
         mean = self.family.mean(X @ theta)
         width = self.rho(self.estimate_.n + 1) * gram_norms(X, self.estimate_.V_inv)
-        return self._choose_max(ActionScores(ucb=mean + width, mean=X @ theta, width=width))
+        return self._choose_max(ActionScores(ucb=mean + width, mean=X @ theta, width=width,
+                                             scale="reward"))
 
     def _learn(self, x: np.ndarray, reward: float) -> None:
         self.estimate_.add(x, reward)

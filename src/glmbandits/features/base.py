@@ -1,0 +1,241 @@
+"""The builder interface: ``fit`` on data, then ``transform(user, items)`` per round.
+
+A builder turns one round's raw data into the (K, d) contexts a policy takes:
+``user`` is the round's context vector (shape (p,), may be ``None`` when no block
+uses it) and ``items`` the per-action feature rows (shape (K, q), may be ``None``
+when the number of actions is fixed by :class:`~glmbandits.features.OneHotAction`).
+
+Fitting is two-phase so that a rejected ``fit`` changes nothing: every block
+first computes its learned state from the data (``_fit_state``, no mutation,
+recursive over sub-blocks), and only when every block has succeeded is the
+state assigned (``_set_state``).
+
+The per-round path writes into one preallocated buffer per top-level builder,
+grown geometrically when K grows, so ``transform`` allocates nothing once warm.
+**The returned array is that buffer and is overwritten by the next call.** A
+policy copies what it keeps (``select`` keeps only scores computed from it,
+``update`` copies the chosen row into its own history), so
+``policy.update(X[a], r)`` with ``X`` the returned buffer is safe; a caller who
+keeps rows across rounds copies them, or passes its own ``out=`` array.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any
+
+import numpy as np
+
+from .._validation import as_float_array
+
+__all__ = ["FeatureBuilder", "Standardizer"]
+
+
+def check_rows(value: Any, owner: str, name: str, n_columns: int | None = None) -> np.ndarray:
+    """A finite float64 (n, q) array with n >= 1 (q fixed when ``n_columns`` is given)."""
+    array = as_float_array(value, name, owner)
+    expected = "(n, q)" if n_columns is None else f"(n, {n_columns})"
+    if array.ndim != 2 or array.shape[0] == 0 or array.shape[1] == 0 or (
+            n_columns is not None and array.shape[1] != n_columns):
+        raise ValueError(f"{owner}: {name} must have shape {expected} with n >= 1, "
+                         f"got {array.shape}")
+    if not np.isfinite(array).all():
+        raise ValueError(f"{owner}: {name} must be finite, got "
+                         f"{int(array.size - np.count_nonzero(np.isfinite(array)))} "
+                         "NaN or inf value(s)")
+    return array
+
+
+class FeatureBuilder(ABC):
+    """Base class of the feature builders (scikit-learn style: ``fit`` then ``transform``).
+
+    Attributes
+    ----------
+    n_features_out_ : int
+        d, the width of every transformed row; known after :meth:`fit`, so a
+        policy can be built with ``n_features=builder.n_features_out_``.
+    n_user_features_in_, n_item_features_in_ : int or None
+        p and q the builder was fitted with (``None`` where no block reads them).
+    """
+
+    n_features_out_: int
+    n_user_features_in_: int | None
+    n_item_features_in_: int | None
+
+    # -- what a block implements -------------------------------------------
+    @abstractmethod
+    def _fit_state(self, users: np.ndarray | None, items: np.ndarray | None) -> dict[str, Any]:
+        """Learned state from checked data, without mutating anything.
+
+        Must hold ``n_features_out_`` and ``max_norm_`` (an upper bound on ‖row‖
+        over rows built from the fitted data).
+        """
+
+    @abstractmethod
+    def _write(self, user: np.ndarray | None, items: np.ndarray | None, out: np.ndarray) -> None:
+        """Write this block's (K, d) rows into ``out`` (checked inputs; no allocation once warm)."""
+
+    def _set_state(self, state: dict[str, Any]) -> None:
+        for key, value in state.items():
+            setattr(self, key, value)
+
+    def _children(self) -> tuple["FeatureBuilder", ...]:
+        return ()
+
+    def _fixed_n_actions(self) -> int | None:
+        """K when it is fixed by the builder (a one-hot block), else None."""
+        for child in self._children():
+            k = child._fixed_n_actions()
+            if k is not None:
+                return k
+        return None
+
+    def _fit_rows(self, state: dict[str, Any]) -> np.ndarray:
+        """Rows built from the fitted data (given this block's computed state)."""
+        raise ValueError(f"{type(self).__name__}: its fitted rows are not available, so it "
+                         "cannot be a low-rank Interaction side (use a user-only or item-only "
+                         "block there)")
+
+    # -- public interface ----------------------------------------------------
+    def fit(self, users: Any = None, items: Any = None) -> "FeatureBuilder":
+        """Learn the builder's state from data; a rejected call changes nothing.
+
+        Parameters
+        ----------
+        users : array-like of shape (n, p), optional
+            User (round) contexts, e.g. a training sample; needed by user blocks.
+        items : array-like of shape (m, q), optional
+            Item (action) feature rows, e.g. the catalogue; needed by item blocks.
+
+        Returns
+        -------
+        self
+        """
+        owner = f"{type(self).__name__}.fit"
+        U = None if users is None else check_rows(users, owner, "users")
+        V = None if items is None else check_rows(items, owner, "items")
+        state = self._fit_state(U, V)
+        self._commit(state)
+        self.n_user_features_in_ = None if U is None else U.shape[1]
+        self.n_item_features_in_ = None if V is None else V.shape[1]
+        self._out = np.empty((0, self.n_features_out_))
+        return self
+
+    def _commit(self, state: dict[str, Any]) -> None:
+        state = dict(state)
+        children = state.pop("children", ())
+        state.pop("fit_rows", None)  # fit-time only
+        for child, child_state in zip(self._children(), children):
+            child._commit(child_state)
+        self._set_state(state)
+
+    def transform(self, user: Any = None, items: Any = None, *, out: Any = None) -> np.ndarray:
+        """The (K, d) contexts of one round.
+
+        Parameters
+        ----------
+        user : array-like of shape (p,), optional
+            This round's user context.
+        items : array-like of shape (K, q), optional
+            This round's per-action features; without them K is the one-hot
+            block's ``n_actions`` (row a is action a).
+        out : ndarray of shape (K, d), optional
+            Write here instead of the builder's own buffer.
+
+        Returns
+        -------
+        ndarray of shape (K, n_features_out_)
+            ``out``, or the builder's buffer, **overwritten by the next call**
+            (see the module docstring: policies copy what they keep).
+        """
+        owner = f"{type(self).__name__}.transform"
+        if not hasattr(self, "n_features_out_"):
+            raise ValueError(f"{owner}: call fit first")
+        u = None
+        if user is not None:
+            u = as_float_array(user, "user", owner)
+            if u.shape != (self.n_user_features_in_,):
+                raise ValueError(f"{owner}: user must have shape ({self.n_user_features_in_},), "
+                                 f"got {u.shape}")
+            if not np.isfinite(u).all():
+                raise ValueError(f"{owner}: user must be finite")
+        elif self.n_user_features_in_ is not None:
+            raise ValueError(f"{owner}: user is required (a ({self.n_user_features_in_},) "
+                             "array), got None")
+        if items is not None:
+            V = check_rows(items, owner, "items", self.n_item_features_in_)
+            K = V.shape[0]
+        elif self.n_item_features_in_ is not None:
+            raise ValueError(f"{owner}: items is required (a (K, {self.n_item_features_in_}) "
+                             "array), got None")
+        else:
+            V, K = None, self._fixed_n_actions()
+            if K is None:
+                raise ValueError(f"{owner}: items is required to know K, got None")
+        fixed = self._fixed_n_actions()
+        if fixed is not None and K > fixed:
+            raise ValueError(f"{owner}: items must have at most n_actions = {fixed} rows, "
+                             f"got {K}")
+        d = self.n_features_out_
+        if out is None:
+            if self._out.shape[0] < K:
+                self._out = np.empty((max(K, 2 * self._out.shape[0]), d))
+            target = self._out[:K]
+        else:
+            if not isinstance(out, np.ndarray) or out.dtype != np.float64 or out.shape != (K, d):
+                raise ValueError(f"{owner}: out must be a float64 ndarray of shape ({K}, {d}), "
+                                 f"got {getattr(out, 'shape', type(out).__name__)}")
+            target = out
+        self._write(u, V, target)
+        return target
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+class Standardizer:
+    """Centre and scale columns to unit variance, fitted on data (constant columns: centred only).
+
+    Parameters
+    ----------
+    with_mean, with_std : bool
+        Subtract the fitted mean; divide by the fitted standard deviation.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> s = Standardizer().fit(np.array([[0.0, 5.0], [2.0, 5.0]]))
+    >>> s.mean_, s.scale_
+    (array([1., 5.]), array([1., 1.]))
+    >>> s.transform(np.array([3.0, 6.0]))
+    array([2., 1.])
+    """
+
+    def __init__(self, with_mean: bool = True, with_std: bool = True) -> None:
+        for name, value in (("with_mean", with_mean), ("with_std", with_std)):
+            if not isinstance(value, (bool, np.bool_)):
+                raise TypeError(f"Standardizer: {name} must be a bool, got {type(value).__name__}")
+        self.with_mean, self.with_std = bool(with_mean), bool(with_std)
+
+    def fit(self, X: Any) -> "Standardizer":
+        """Learn ``mean_`` and ``scale_`` from the (n, p) rows of X."""
+        X = check_rows(X, "Standardizer.fit", "X")
+        mean = X.mean(axis=0) if self.with_mean else np.zeros(X.shape[1])
+        std = X.std(axis=0)
+        self.mean_ = mean
+        self.scale_ = np.where(std > 0, std, 1.0) if self.with_std else np.ones(X.shape[1])
+        return self
+
+    def transform(self, x: Any, out: np.ndarray | None = None) -> np.ndarray:
+        """(x - mean_) / scale_ for a (p,) vector or (K, p) rows, into ``out`` when given."""
+        if not hasattr(self, "mean_"):
+            raise ValueError("Standardizer.transform: call fit first")
+        x = as_float_array(x, "x", "Standardizer.transform")
+        if x.shape[-1:] != self.mean_.shape or x.ndim > 2:
+            raise ValueError(f"Standardizer.transform: x must have shape ({self.mean_.shape[0]},) "
+                             f"or (K, {self.mean_.shape[0]}), got {x.shape}")
+        out = np.subtract(x, self.mean_, out=out)
+        return np.divide(out, self.scale_, out=out)
+
+    def __repr__(self) -> str:
+        return f"Standardizer(with_mean={self.with_mean}, with_std={self.with_std})"
