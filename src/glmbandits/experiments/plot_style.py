@@ -27,7 +27,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-__all__ = ["POLICY_COLOURS", "BASELINES", "policy_colour", "line_styles", "pyplot",
+__all__ = ["POLICY_COLOURS", "BASELINES", "policy_colour", "distinct_colours", "line_styles", "pyplot",
            "new_figure", "wrapped", "legend_outside", "nice_log_ticks", "label_log_axis",
            "mean_band", "draw_mean_band", "save_figure"]
 
@@ -40,7 +40,7 @@ POLICY_COLOURS: dict[str, str] = {
     "ofuglb": "#843c39",
 }
 #: Colours for names outside :data:`POLICY_COLOURS` (picked by a stable hash of the name).
-_OTHER_COLOURS = ("#637939", "#8c6d31", "#7b4173", "#3182bd", "#e6550d", "#31a354",
+_OTHER_COLOURS = ("#7b4173", "#8c6d31", "#637939", "#3182bd", "#e6550d", "#31a354",
                   "#756bb1", "#636363")
 #: Policies that are reference points, left out of linear regret curves by default.
 BASELINES: tuple[str, ...] = ("random",)
@@ -53,6 +53,16 @@ def policy_colour(name: str) -> str:
     if name in POLICY_COLOURS:
         return POLICY_COLOURS[name]
     return _OTHER_COLOURS[zlib.crc32(name.encode("utf-8")) % len(_OTHER_COLOURS)]
+
+
+def distinct_colours(names: Iterable[str]) -> dict[str, str]:
+    """A colour per name: a policy's own colour, other names (families, say) take
+    the unused extra colours in order, so two of them never share one."""
+    out: dict[str, str] = {}
+    extra = iter(_OTHER_COLOURS * 4)
+    for name in dict.fromkeys(names):
+        out[name] = POLICY_COLOURS.get(name) or next(extra)
+    return out
 
 
 def line_styles(series: Iterable[tuple[str, str]]) -> dict[str, dict[str, str]]:
@@ -125,7 +135,9 @@ def nice_log_ticks(low: float, high: float, minimum: int = 2) -> list[float]:
 
 
 def _tick_text(value: float) -> str:
-    return f"{value:.3g}" if value < 1e5 else f"{value:.0e}".replace("e+0", "e")
+    if 1 <= value < 1e6 and value == round(value):
+        return f"{value:.0f}"
+    return f"{value:.3g}"
 
 
 def label_log_axis(axis: Any, which: str, values: Sequence[float] | None = None) -> None:
