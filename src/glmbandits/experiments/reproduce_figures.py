@@ -135,7 +135,9 @@ def theorem2_figure(runs: list[StoredRun], rows: list[dict]) -> Any:
                   label="Theorem 2 bound")
         axis.plot(rounds, rounds, color="grey", ls=":", label="$R_t = t$ (trivial)")
         axis.set_yscale("log")
-        axis.set_ylim(bottom=max(0.5, 0.5 * min(r.curve[r.curve > 0].min() for r in group)))
+        drawn = np.concatenate([np.asarray(line.get_ydata(), dtype=float)
+                                for line in axis.lines])
+        axis.set_ylim(drawn[drawn > 0].min() * 0.8, drawn.max() * 1.5)
         label_log_axis(axis, "y")
         axis.set_title(wrapped(f"d={row['d']}, K={row['K']}, ‖θ*‖={row['theta_norm']:g}, "
                                f"τ={row['tau']}; bound at T: {row['bound']:.3g}", 45),
