@@ -45,7 +45,8 @@ def test_every_registered_policy_has_its_own_colour():
 
 def test_log_ticks_are_several_even_on_a_narrow_range():
     assert len(nice_log_ticks(20.0, 31.0, minimum=2)) >= 2
-    assert nice_log_ticks(3.0, 300.0) == [5.0, 10.0, 20.0, 50.0, 100.0, 200.0]
+    assert nice_log_ticks(3.0, 300.0, minimum=3) == [5.0, 10.0, 20.0, 50.0, 100.0, 200.0]
+    assert nice_log_ticks(0.3, 2e5, minimum=3) == [1.0, 10.0, 100.0, 1e3, 1e4, 1e5]  # sparse
 
 
 def test_run_curves_leave_random_out_and_keep_bands_above_zero(figure_checks):

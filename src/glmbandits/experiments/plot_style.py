@@ -13,8 +13,10 @@ True
 True
 >>> nice_log_ticks(18.0, 40.0)
 [20.0, 30.0]
->>> nice_log_ticks(3.0, 300.0)
+>>> nice_log_ticks(3.0, 300.0, minimum=3)
 [5.0, 10.0, 20.0, 50.0, 100.0, 200.0]
+>>> nice_log_ticks(0.3, 1e5, minimum=3)
+[1.0, 10.0, 100.0, 1000.0, 10000.0, 100000.0]
 """
 
 from __future__ import annotations
@@ -121,12 +123,12 @@ def legend_outside(figure: Any, fontsize: float = 8) -> Any:
 
 
 def nice_log_ticks(low: float, high: float, minimum: int = 2) -> list[float]:
-    """Round tick values (1-2-5, then 1-2-3-5-7, then 1–9 per decade) inside [low, high],
-    the first sequence that gives at least ``minimum`` ticks; else the two ends."""
+    """Round tick values inside [low, high]: the sparsest of decades, 1-2-5, 1-2-3-5-7
+    and 1–9 per decade that gives at least ``minimum`` ticks; else the two ends."""
     if not (0 < low < high and math.isfinite(high)):
         return [low] if low > 0 and math.isfinite(low) else []
     first, last = math.floor(math.log10(low)), math.ceil(math.log10(high))
-    for subs in ((1, 2, 5), (1, 2, 3, 5, 7), tuple(range(1, 10))):
+    for subs in ((1,), (1, 2, 5), (1, 2, 3, 5, 7), tuple(range(1, 10))):
         ticks = [float(m * 10.0 ** e) for e in range(first, last + 1) for m in subs
                  if low <= m * 10.0 ** e <= high]
         if len(ticks) >= minimum:

@@ -140,7 +140,7 @@ def theorem2_figure(runs: list[StoredRun], rows: list[dict]) -> Any:
         axis.set_ylim(drawn[drawn > 0].min() * 0.8, drawn.max() * 1.5)
         label_log_axis(axis, "y")
         axis.set_title(wrapped(f"d={row['d']}, K={row['K']}, ‖θ*‖={row['theta_norm']:g}, "
-                               f"τ={row['tau']}; bound at T: {row['bound']:.3g}", 45),
+                               f"τ={row['tau']}; bound at T: {row['bound']:.3g}", 60),
                        fontsize=9)
         axis.set_xlabel("round t")
         axis.set_ylabel("mean cumulative regret (log)")
