@@ -1,59 +1,42 @@
 """Plots of experiment results (matplotlib, an optional extra: ``pip install glmbandits[plot]``).
 
-:func:`plot_regret_curves` draws a :class:`ComparisonResult`; :func:`plot_store`
-draws the runs of a results store (regret curves with a confidence band,
-log-log regret against T with the fitted slope, regret against d at fixed T,
-time per round), each as PNG and SVG. matplotlib is imported inside the
-functions, so this module imports without it.
+:func:`plot_regret_curves` draws a :class:`ComparisonResult` (``glmbandits run``);
+:func:`plot_store` draws the runs of a results store (``glmbandits plot``): regret
+curves, log-log regret against T with the fitted slope, regret against d at fixed T,
+time per round, each as PNG and SVG. Each plot has a ``*_figure`` function that builds
+the matplotlib Figure (what the tests inspect) and a ``plot_*`` function that saves it.
+
+Regret curves are drawn as two panels per problem: the cumulative regret R_t on a
+linear axis and R_t/√t (flat for a √t rate), each with its 95% band clipped at 0.
+Baselines (``random``) are left out of these panels by default, with their final
+regret named in the panel title, because their linear regret flattens every other
+curve; ``show_baselines=True`` draws them. Colours follow the policy name in every
+figure (:mod:`.plot_style`). matplotlib is imported inside the functions, so this
+module imports without it.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Hashable, Iterable, Sequence
 
 import numpy as np
 
 from .compare import ComparisonResult
+from .plot_style import (BASELINES, draw_mean_band, label_log_axis, legend_outside,
+                         line_styles, new_figure, save_figure, wrapped)
 
-__all__ = ["plot_regret_curves", "plot_store", "plot_store_curves", "plot_loglog",
-           "plot_regret_vs_d", "plot_time_per_round", "fit_loglog_slope", "loglog_points",
-           "FIGURE_FORMATS"]
+__all__ = ["CurveSeries", "regret_curves_figure", "plot_regret_curves", "plot_store",
+           "store_curves_figure", "plot_store_curves", "loglog_figure", "plot_loglog",
+           "regret_vs_d_figure", "plot_regret_vs_d", "time_per_round_figure",
+           "plot_time_per_round", "fit_loglog_slope", "loglog_points", "FIGURE_FORMATS"]
 
-
-def plot_regret_curves(result: ComparisonResult, path: str | os.PathLike) -> Path:
-    """Mean cumulative regret per policy with a 95% normal band over replicates."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    figure, axis = plt.subplots(figsize=(6.4, 4.2))
-    for name in result.policies():
-        runs = [run for run in result.runs if run.policy == name]
-        curves = np.vstack([run.cumulative_regret for run in runs])
-        mean = curves.mean(axis=0)
-        half = 1.96 * curves.std(axis=0, ddof=1) / np.sqrt(len(runs)) if len(runs) > 1 else 0 * mean
-        axis.plot(runs[0].rounds, mean, label=name)
-        axis.fill_between(runs[0].rounds, mean - half, mean + half, alpha=0.2)
-    p = result.problem
-    axis.set_xlabel("round t")
-    axis.set_ylabel("cumulative regret $R_t$")
-    axis.set_title(f"{p.family}, d={p.n_features}, K={p.n_actions}, ‖θ*‖={p.theta_norm:g}")
-    axis.legend()
-    figure.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
-    return path
-
-
-# -- plots of a results store ------------------------------------------------------
 #: Image formats written by :func:`plot_store` by default.
 FIGURE_FORMATS = ("png", "svg")
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X")
 
 
 def fit_loglog_slope(x: Any, y: Any) -> float:
@@ -71,31 +54,6 @@ def fit_loglog_slope(x: Any, y: Any) -> float:
     return float(np.polyfit(np.log(x[keep]), np.log(y[keep]), 1)[0])
 
 
-def _pyplot() -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _save(figure: Any, out: Path, stem: str, formats: Sequence[str]) -> list[Path]:
-    out.mkdir(parents=True, exist_ok=True)
-    paths = []
-    figure.tight_layout()
-    for fmt in formats:
-        path = out / f"{stem}.{fmt}"
-        figure.savefig(path, dpi=120)
-        paths.append(path)
-    _pyplot().close(figure)
-    return paths
-
-
-def _env_text(environment: dict[str, Any], skip: Sequence[str] = ()) -> str:
-    return ", ".join(f"{k}={v}" for k, v in sorted(environment.items()) if k not in skip)
-
-
 def _group(runs: Iterable[Any], key: Callable[[Any], Hashable]) -> dict[Hashable, list[Any]]:
     groups: dict[Hashable, list[Any]] = {}
     for run in runs:
@@ -103,44 +61,125 @@ def _group(runs: Iterable[Any], key: Callable[[Any], Hashable]) -> dict[Hashable
     return groups
 
 
-def _mean_band(curves: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    mean = curves.mean(axis=0)
-    if curves.shape[0] < 2:
-        return mean, np.zeros_like(mean)
-    return mean, 1.96 * curves.std(axis=0, ddof=1) / np.sqrt(curves.shape[0])
+def _env_key(run: Any) -> str:
+    return json.dumps(run.environment, sort_keys=True)
+
+
+def _env_texts(keys: Sequence[str]) -> tuple[str, list[str]]:
+    """The settings shared by all environments, and what differs in each one."""
+    envs = [json.loads(key) for key in keys]
+    common = {k: v for k, v in envs[0].items() if all(e.get(k, object()) == v for e in envs)}
+    text = lambda env: ", ".join(f"{k}={v}" for k, v in sorted(env.items()))  # noqa: E731
+    return text(common), [text({k: v for k, v in e.items() if k not in common}) for e in envs]
+
+
+# -- regret curves ---------------------------------------------------------------------
+@dataclass(frozen=True)
+class CurveSeries:
+    """The regret curves of one label: ``curves`` has one row per run over ``rounds``."""
+
+    label: str
+    policy: str
+    rounds: np.ndarray
+    curves: np.ndarray
+
+
+def _draw_regret_row(axes: Sequence[Any], series: Sequence[CurveSeries],
+                     show_baselines: bool) -> str:
+    """R_t and R_t/√t panels; returns the note naming the baselines left out."""
+    drawn = [s for s in series if show_baselines or s.policy not in BASELINES] or list(series)
+    styles = line_styles((s.label, s.policy) for s in series)
+    for s in drawn:
+        draw_mean_band(axes[0], s.rounds, s.curves, label=s.label, **styles[s.label])
+        draw_mean_band(axes[1], s.rounds, s.curves / np.sqrt(s.rounds), label=s.label,
+                       **styles[s.label])
+    axes[0].set_ylabel("cumulative regret $R_t$")
+    axes[1].set_ylabel("$R_t/\\sqrt{t}$  (flat = $\\sqrt{t}$ rate)")
+    for axis in axes[:2]:
+        axis.set_xlabel("round t")
+        axis.set_xlim(left=0)
+        axis.set_ylim(bottom=0)
+        axis.grid(alpha=0.3)
+    left_out = [s for s in series if s not in drawn]
+    return "; ".join(f"{s.label} not drawn: $R_T$={s.curves[:, -1].mean():.3g}"
+                     for s in left_out)
+
+
+def _runs_text(series: Sequence[CurveSeries]) -> str:
+    counts = sorted({s.curves.shape[0] for s in series})
+    n = str(counts[0]) if len(counts) == 1 else f"{counts[0]}–{counts[-1]}"
+    return f"mean over {n} runs, 95% band"
+
+
+def regret_curves_figure(result: ComparisonResult, show_baselines: bool = False) -> Any:
+    """The Figure of :func:`plot_regret_curves` (not saved)."""
+    series = []
+    for name in result.policies():
+        runs = [run for run in result.runs if run.policy == name]
+        series.append(CurveSeries(name, name, np.asarray(runs[0].rounds, dtype=float),
+                                  np.vstack([run.cumulative_regret for run in runs])))
+    figure, axes = new_figure(1, 2)
+    note = _draw_regret_row(axes[0], series, show_baselines)
+    p = result.problem
+    figure.suptitle(wrapped(f"{p.family}, d={p.n_features}, K={p.n_actions}, "
+                            f"‖θ*‖={p.theta_norm:g}, T={p.horizon}; {_runs_text(series)}", 90),
+                    fontsize=10)
+    if note:
+        axes[0, 0].set_title(wrapped(note, 50), fontsize=8)
+    legend_outside(figure)
+    return figure
+
+
+def plot_regret_curves(result: ComparisonResult, path: str | os.PathLike,
+                       show_baselines: bool = False) -> Path:
+    """Mean cumulative regret per policy (and R_t/√t) with a 95% band over replicates.
+
+    ``random`` is left out unless ``show_baselines`` (its final regret is in the title).
+    """
+    return save_figure(regret_curves_figure(result, show_baselines), [path])[0]
+
+
+def store_curves_figure(runs: Sequence[Any], show_baselines: bool = False) -> Any:
+    """The Figure of :func:`plot_store_curves`: one row (R_t, R_t/√t) per environment."""
+    ok = [run for run in runs if run.ok]
+    envs = _group(ok, _env_key)
+    common, varying = _env_texts(list(envs))
+    figure, axes = new_figure(len(envs), 2)
+    all_series = []
+    for row, members, env_text in zip(axes, envs.values(), varying):
+        horizon = max(run.horizon for run in members)
+        series = [CurveSeries(label, group[0].policy, np.asarray(group[0].rounds, dtype=float),
+                              np.vstack([run.curve for run in group]))
+                  for label, group in _group([r for r in members if r.horizon == horizon],
+                                             lambda r: r.label).items()]
+        all_series += series
+        note = _draw_regret_row(row, series, show_baselines)
+        title = "; ".join(t for t in (env_text, f"T={horizon}", note) if t)
+        row[0].set_title(wrapped(title, 55), fontsize=8)
+    figure.suptitle(wrapped(f"{common}; {_runs_text(all_series)}", 100), fontsize=10)
+    legend_outside(figure)
+    return figure
+
+
+def _save_store(figure: Any, out: str | os.PathLike, stem: str,
+                formats: Sequence[str]) -> list[Path]:
+    return save_figure(figure, [Path(out) / f"{stem}.{fmt}" for fmt in formats])
 
 
 def plot_store_curves(runs: Sequence[Any], out: str | os.PathLike,
-                      formats: Sequence[str] = FIGURE_FORMATS) -> list[Path]:
-    """Mean cumulative regret with a 95% band, one panel per environment (largest T).
+                      formats: Sequence[str] = FIGURE_FORMATS,
+                      show_baselines: bool = False) -> list[Path]:
+    """Mean cumulative regret (and R_t/√t) with a 95% band, one row per environment
+    (largest T).
 
     ``runs`` are :class:`~glmbandits.experiments.store.StoredRun` rows (failed
     ones are ignored). Writes ``regret_curves.{png,svg}`` into ``out``.
     """
-    plt = _pyplot()
-    ok = [run for run in runs if run.ok]
-    envs = _group(ok, lambda r: json.dumps(r.environment, sort_keys=True))
-    n = len(envs)
-    columns = min(3, n)
-    rows = -(-n // columns)
-    figure, axes = plt.subplots(rows, columns, figsize=(5.2 * columns, 3.8 * rows),
-                                squeeze=False)
-    for axis, (env_key, members) in zip(axes.flat, envs.items()):
-        horizon = max(run.horizon for run in members)
-        for label, group in _group([r for r in members if r.horizon == horizon],
-                                   lambda r: r.label).items():
-            mean, half = _mean_band(np.vstack([run.curve for run in group]))
-            axis.plot(group[0].rounds, mean, label=f"{label} (n={len(group)})")
-            axis.fill_between(group[0].rounds, mean - half, mean + half, alpha=0.2)
-        axis.set_title(_env_text(json.loads(env_key)), fontsize=8)
-        axis.set_xlabel("round t")
-        axis.set_ylabel("cumulative regret $R_t$")
-        axis.legend(fontsize=7)
-    for axis in list(axes.flat)[n:]:
-        axis.set_visible(False)
-    return _save(figure, Path(out), "regret_curves", formats)
+    return _save_store(store_curves_figure(runs, show_baselines), out, "regret_curves",
+                       formats)
 
 
+# -- log-log and scaling -------------------------------------------------------------------
 def loglog_points(group: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
     """(T, mean R_T) over horizons when a group has several, else the mean curve's tail.
 
@@ -158,24 +197,81 @@ def loglog_points(group: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
     return rounds[keep], mean[keep]
 
 
+def _styled_groups(groups: dict[Hashable, list[Any]], env_of: Callable[[Hashable], str]
+                   ) -> Iterable[tuple[Hashable, list[Any], dict[str, str], str]]:
+    """(key, runs, line style, name) per (label, environment) group: colour by policy,
+    marker by environment, the environment named only when several are drawn."""
+    envs = list(dict.fromkeys(env_of(key) for key in groups))
+    styles = line_styles((key[0], group[0].policy) for key, group in groups.items())
+    for key, group in groups.items():
+        style = dict(styles[key[0]], marker=_MARKERS[envs.index(env_of(key)) % len(_MARKERS)])
+        name = key[0] if len(envs) < 2 else f"{key[0]}, {env_of(key)}"
+        yield key, group, style, name
+
+
+def loglog_figure(runs: Sequence[Any]) -> Any:
+    """The Figure of :func:`plot_loglog`."""
+    ok = [run for run in runs if run.ok]
+    groups = _group(ok, lambda r: (r.label, _env_key(r)))
+    _, varying = _env_texts(list(dict.fromkeys(key[1] for key in groups)))
+    env_names = dict(zip(dict.fromkeys(key[1] for key in groups), varying))
+    figure, axes = new_figure(1, 1, panel=(5.6, 4.0), legend_width=3.6)
+    axis = axes[0, 0]
+    xs = []
+    for key, group, style, name in _styled_groups(groups, lambda k: env_names[k[1]]):
+        x, y = loglog_points(group)
+        xs += list(x)
+        if len(x) >= 20:
+            style["marker"] = None
+        axis.loglog(x, y, label=f"{name}: slope {fit_loglog_slope(x, y):.2f}", **style)
+    axis.set_xlabel("T (rounds)")
+    axis.set_ylabel("cumulative regret $R_T$")
+    axis.set_title("regret against T, log-log (slope 1/2 = $\\sqrt{T}$)", fontsize=10)
+    label_log_axis(axis, "x", xs if len(set(xs)) <= 8 else None)
+    label_log_axis(axis, "y")
+    legend_outside(figure)
+    return figure
+
+
 def plot_loglog(runs: Sequence[Any], out: str | os.PathLike,
                 formats: Sequence[str] = FIGURE_FORMATS) -> list[Path]:
     """log R_T against log T per policy and environment, the fitted slope in the legend."""
-    plt = _pyplot()
-    figure, axis = plt.subplots(figsize=(6.4, 4.4))
+    return _save_store(loglog_figure(runs), out, "regret_loglog", formats)
+
+
+def regret_vs_d_figure(runs: Sequence[Any]) -> Any | None:
+    """The Figure of :func:`plot_regret_vs_d`, or None when d does not vary."""
     ok = [run for run in runs if run.ok]
-    groups = _group(ok, lambda r: (r.label, json.dumps(r.environment, sort_keys=True)))
-    several_envs = len({g[1] for g in groups}) > 1
-    for (label, env_key), group in groups.items():
-        x, y = loglog_points(group)
-        name = label if not several_envs else f"{label}, {_env_text(json.loads(env_key))}"
-        axis.loglog(x, y, marker="o" if len(x) < 20 else None,
-                    label=f"{name}: slope {fit_loglog_slope(x, y):.2f}")
-    axis.set_xlabel("T (rounds)")
-    axis.set_ylabel("cumulative regret $R_T$")
-    axis.set_title("log-log regret against T (slope 1/2 = $\\sqrt{T}$)")
-    axis.legend(fontsize=7)
-    return _save(figure, Path(out), "regret_loglog", formats)
+    if len({run.environment["n_features"] for run in ok}) < 2:
+        return None
+    horizon = max(run.horizon for run in ok)
+    ok = [run for run in ok if run.horizon == horizon]
+    rest = lambda r: json.dumps({k: v for k, v in r.environment.items()  # noqa: E731
+                                 if k != "n_features"}, sort_keys=True)
+    groups = _group(ok, lambda r: (r.label, rest(r)))
+    _, varying = _env_texts(list(dict.fromkeys(key[1] for key in groups)))
+    env_names = dict(zip(dict.fromkeys(key[1] for key in groups), varying))
+    figure, axes = new_figure(1, 1, panel=(5.6, 4.0), legend_width=3.2)
+    axis = axes[0, 0]
+    for key, group, style, name in _styled_groups(groups, lambda k: env_names[k[1]]):
+        by_d = _group(group, lambda r: r.environment["n_features"])
+        ds = np.array(sorted(by_d), dtype=float)
+        finals = [np.array([r.final_regret for r in by_d[d]]) for d in sorted(by_d)]
+        mean = np.array([f.mean() for f in finals])
+        half = np.array([1.96 * f.std(ddof=1) / np.sqrt(len(f)) if len(f) > 1 else 0.0
+                         for f in finals])
+        low = np.minimum(half, mean * (1 - 1e-3))  # a log axis cannot show a band below 0
+        axis.errorbar(ds, mean, yerr=[low, half], capsize=3,
+                      label=f"{name}: slope {fit_loglog_slope(ds, mean):.2f}", **style)
+    axis.set_xscale("log")
+    axis.set_yscale("log")
+    axis.set_xlabel("dimension d")
+    axis.set_ylabel(f"regret $R_T$ at T={horizon}")
+    axis.set_title("regret against d, log-log (slope 1 = d, 1/2 = $\\sqrt{d}$)", fontsize=10)
+    label_log_axis(axis, "x", sorted({run.environment["n_features"] for run in ok}))
+    label_log_axis(axis, "y")
+    legend_outside(figure)
+    return figure
 
 
 def plot_regret_vs_d(runs: Sequence[Any], out: str | os.PathLike,
@@ -184,60 +280,45 @@ def plot_regret_vs_d(runs: Sequence[Any], out: str | os.PathLike,
 
     Returns no file when the runs hold a single ``n_features``.
     """
+    figure = regret_vs_d_figure(runs)
+    return [] if figure is None else _save_store(figure, out, "regret_vs_d", formats)
+
+
+def time_per_round_figure(runs: Sequence[Any]) -> Any:
+    """The Figure of :func:`plot_time_per_round`."""
     ok = [run for run in runs if run.ok]
-    if len({run.environment["n_features"] for run in ok}) < 2:
-        return []
-    horizon = max(run.horizon for run in ok)
-    ok = [run for run in ok if run.horizon == horizon]
-    plt = _pyplot()
-    figure, axis = plt.subplots(figsize=(6.4, 4.4))
-    groups = _group(ok, lambda r: (r.label, _env_text(r.environment, skip=("n_features",))))
-    for (label, rest), group in groups.items():
-        by_d = _group(group, lambda r: r.environment["n_features"])
-        ds = np.array(sorted(by_d), dtype=float)
-        finals = [np.array([r.final_regret for r in by_d[d]]) for d in sorted(by_d)]
-        mean = np.array([f.mean() for f in finals])
-        half = np.array([1.96 * f.std(ddof=1) / np.sqrt(len(f)) if len(f) > 1 else 0.0
-                         for f in finals])
-        axis.errorbar(ds, mean, yerr=half, marker="o", capsize=3,
-                      label=f"{label}: slope {fit_loglog_slope(ds, mean):.2f}")
-    axis.set_xscale("log")
+    figure, axes = new_figure(1, 1, panel=(5.6, 4.0))
+    axis = axes[0, 0]
+    ds = sorted({run.environment["n_features"] for run in ok})
+    labels = _group(ok, lambda r: r.label)
+    styles = line_styles((label, group[0].policy) for label, group in labels.items())
+    ms = lambda group: 1e3 * np.median([r.seconds_per_round for r in group])  # noqa: E731
+    if len(ds) > 1:
+        for label, group in labels.items():
+            by_d = _group(group, lambda r: r.environment["n_features"])
+            xs = sorted(by_d)
+            axis.plot(xs, [ms(by_d[d]) for d in xs], marker="o", label=label, **styles[label])
+        axis.set_xscale("log")
+        axis.set_xlabel("dimension d")
+        label_log_axis(axis, "x", ds)
+        legend_outside(figure)
+    else:
+        names = list(labels)
+        axis.bar(range(len(names)), [ms(labels[n]) for n in names],
+                 color=[styles[n]["color"] for n in names])
+        axis.set_xticks(range(len(names)), names, rotation=30, ha="right", fontsize=8)
+        axis.set_xlabel("policy")
+    axis.set_ylabel("ms per round (select + update)")
     axis.set_yscale("log")
-    all_d = sorted({run.environment["n_features"] for run in ok})
-    axis.set_xticks(all_d, [str(d) for d in all_d])
-    axis.minorticks_off()
-    axis.set_xlabel("dimension d")
-    axis.set_ylabel(f"regret $R_T$ at T={horizon}")
-    axis.set_title("regret against d (slope 1 = d, 1/2 = $\\sqrt{d}$)")
-    axis.legend(fontsize=7)
-    return _save(figure, Path(out), "regret_vs_d", formats)
+    label_log_axis(axis, "y")
+    axis.set_title("time per round (median over runs)", fontsize=10)
+    return figure
 
 
 def plot_time_per_round(runs: Sequence[Any], out: str | os.PathLike,
                         formats: Sequence[str] = FIGURE_FORMATS) -> list[Path]:
     """Median milliseconds per round of each policy (against d when d varies)."""
-    plt = _pyplot()
-    ok = [run for run in runs if run.ok]
-    figure, axis = plt.subplots(figsize=(6.4, 4.2))
-    ds = sorted({run.environment["n_features"] for run in ok})
-    labels = _group(ok, lambda r: r.label)
-    if len(ds) > 1:
-        for label, group in labels.items():
-            by_d = _group(group, lambda r: r.environment["n_features"])
-            xs = sorted(by_d)
-            axis.plot(xs, [1e3 * np.median([r.seconds_per_round for r in by_d[d]]) for d in xs],
-                      marker="o", label=label)
-        axis.set_xlabel("dimension d")
-        axis.legend(fontsize=7)
-    else:
-        names = list(labels)
-        axis.bar(range(len(names)),
-                 [1e3 * np.median([r.seconds_per_round for r in labels[n]]) for n in names])
-        axis.set_xticks(range(len(names)), names, rotation=30, ha="right", fontsize=7)
-    axis.set_ylabel("ms per round (select + update)")
-    axis.set_yscale("log")
-    axis.set_title("time per round")
-    return _save(figure, Path(out), "time_per_round", formats)
+    return _save_store(time_per_round_figure(runs), out, "time_per_round", formats)
 
 
 def plot_store(runs: Sequence[Any], out: str | os.PathLike,
