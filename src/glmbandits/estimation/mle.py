@@ -34,6 +34,7 @@ from .._validation import (
     check_nonnegative,
     check_positive,
     check_vector,
+    format_value,
 )
 from ..exceptions import ConvergenceWarning
 from ..families import GLMFamily, get_family
@@ -90,7 +91,7 @@ def check_rewards(y: Any, family: GLMFamily, owner: str, size: int | None = None
         first = array[~inside][0]
         raise ValueError(
             f"{owner}: {name} must lie in the {family.name} reward domain {family.reward_domain}, "
-            f"got {first!r}"
+            f"got {format_value(first)}"
         )
     return array
 

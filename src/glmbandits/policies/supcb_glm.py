@@ -218,7 +218,7 @@ class SupCBGLM(Policy):
                              "got an update with no pending select")
         if not np.array_equal(x, self._pending[1]):
             raise ValueError(f"{owner}: x must be the row chosen by the preceding select() "
-                             f"({self._pending[1]!r}), got {x!r}")
+                             f"({self._pending[1].tolist()}), got {x.tolist()}")
 
     def _learn(self, x: np.ndarray, reward: float) -> None:
         stage, _ = self._pending
