@@ -210,3 +210,11 @@ def test_check_real_limits():
         check_real(float("inf"), "o", "p")
     with pytest.raises(TypeError, match="o: p must be a real number, got complex"):
         check_real(1j, "o", "p")
+
+
+def test_huge_python_ints_are_a_value_error_not_an_overflow():
+    with pytest.raises(ValueError, match=r"ucb_glm_alpha: horizon must have magnitude <= 1e\+50, "
+                                         r"got an int of 1329 bits"):
+        theory.ucb_glm_alpha(3, 10**400, 0.05, 0.5, 0.25)
+    with pytest.raises(ValueError, match=r"LinUCB: alpha must have magnitude <= 1e\+50"):
+        LinUCB(D, alpha=10**400)

@@ -178,7 +178,11 @@ def check_real(value: Any, owner: str, name: str) -> float:
     """Check a finite real scalar."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise TypeError(f"{owner}: {name} must be a real number, got {type(value).__name__}")
-    result = float(value)
+    try:
+        result = float(value)
+    except OverflowError:  # a Python int beyond float64
+        raise ValueError(f"{owner}: {name} must have magnitude <= {MAX_MAGNITUDE:g}, got "
+                         f"an int of {int(value).bit_length()} bits") from None
     if not np.isfinite(result):
         raise ValueError(f"{owner}: {name} must be finite, got {format_value(result)}")
     if abs(result) > MAX_MAGNITUDE or 0.0 < abs(result) < MIN_MAGNITUDE:
@@ -216,6 +220,9 @@ def check_int(value: Any, owner: str, name: str, minimum: int | None = None) -> 
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{owner}: {name} must be an int, got {type(value).__name__}")
     result = int(value)
+    if abs(result) > MAX_MAGNITUDE:
+        given = f"an int of {result.bit_length()} bits"
+        raise ValueError(f"{owner}: {name} must have magnitude <= {MAX_MAGNITUDE:g}, got {given}")
     if minimum is not None and result < minimum:
         raise ValueError(f"{owner}: {name} must be >= {minimum}, got {format_value(result)}")
     return result
