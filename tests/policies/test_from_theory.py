@@ -54,7 +54,8 @@ def test_refit_tolerance_is_paid_for_by_widening_alpha():
 
 @pytest.mark.parametrize("kwargs, error, message", [
     (dict(theorem=3), ValueError, r"UCBGLM.from_theory: theorem must be 2 or 4, got 3"),
-    (dict(theorem=True), ValueError, r"theorem must be 2 or 4, got True"),
+    (dict(theorem=True), TypeError, r"UCBGLM.from_theory: theorem must be an int, got bool"),
+    (dict(theorem=2.0), TypeError, r"UCBGLM.from_theory: theorem must be an int, got float"),
     (dict(refit_tol=1.0), ValueError, r"UCBGLM.from_theory: refit_tol must be < 1"),
     (dict(refit_tol=-0.1), ValueError, r"UCBGLM.from_theory: refit_tol must be >= 0"),
     (dict(theorem=4, refit_tol=0.1), ValueError, r"refit_tol must be 0 for Theorem 4"),

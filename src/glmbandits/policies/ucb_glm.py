@@ -207,8 +207,8 @@ class UCBGLM(Policy):
         10444
         """
         owner = f"{cls.__name__}.from_theory"
-        if isinstance(theorem, (bool, np.bool_)) or theorem not in (2, 4):
-            raise ValueError(f"{owner}: theorem must be 2 or 4, got {theorem!r}")
+        if check_int(theorem, owner, "theorem") not in (2, 4):
+            raise ValueError(f"{owner}: theorem must be 2 or 4, got {theorem}")
         d = check_int(n_features, owner, "n_features", minimum=1)
         T = check_int(horizon, owner, "horizon", minimum=1)
         kappa, sigma = kappa_and_sigma(family, theta_norm, sigma, owner)
