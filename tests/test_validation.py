@@ -218,3 +218,15 @@ def test_huge_python_ints_are_a_value_error_not_an_overflow():
         theory.ucb_glm_alpha(3, 10**400, 0.05, 0.5, 0.25)
     with pytest.raises(ValueError, match=r"LinUCB: alpha must have magnitude <= 1e\+50"):
         LinUCB(D, alpha=10**400)
+
+
+def test_normality_width_refuses_non_real_and_huge_inputs():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no ComplexWarning
+        with pytest.raises(TypeError, match="normality_width: V must be a numeric array"):
+            theory.normality_width([1.0, 0.0], np.eye(2) * (1 + 1j), 0.1, 0.5, 0.25)
+        with pytest.raises(TypeError, match="normality_width: x must be a numeric array"):
+            theory.normality_width(["1", "0"], np.eye(2), 0.1, 0.5, 0.25)
+        with pytest.raises(ValueError, match=r"normality_width: x must have entries of magnitude "
+                                             r"<= 1e\+50 .* got 1e\+155"):
+            theory.normality_width([1e155, 0.0], np.eye(2), 0.1, 0.5, 0.25)

@@ -19,6 +19,8 @@ from typing import Any
 import numpy as np
 
 from ._validation import (
+    as_float_array,
+    check_finite,
     check_int,
     check_nonnegative,
     check_positive,
@@ -239,13 +241,15 @@ def normality_width(x: Any, V: Any, delta: float, sigma: float, kappa: float) ->
     """
     owner = "normality_width"
     delta, sigma, kappa = _common(owner, delta, sigma, kappa)
-    V = np.asarray(V, dtype=np.float64)
-    if V.ndim != 2 or V.shape[0] != V.shape[1] or not np.all(np.isfinite(V)):
+    V = as_float_array(V, "V", owner)
+    if V.ndim != 2 or V.shape[0] != V.shape[1]:
         raise ValueError(f"{owner}: V must be a finite square matrix, got shape {V.shape}")
-    x = np.asarray(x, dtype=np.float64)
-    if x.shape[-1:] != V.shape[:1] or x.ndim not in (1, 2) or not np.all(np.isfinite(x)):
+    check_finite(V, owner, "V")
+    x = as_float_array(x, "x", owner)
+    if x.shape[-1:] != V.shape[:1] or x.ndim not in (1, 2):
         raise ValueError(f"{owner}: x must have shape ({V.shape[0]},) or (K, {V.shape[0]}), "
                          f"got {x.shape}")
+    check_finite(x, owner, "x")
     try:
         solved = np.linalg.solve(V, np.atleast_2d(x).T)
     except np.linalg.LinAlgError:
