@@ -19,6 +19,8 @@ from typing import Any
 import numpy as np
 
 from ._validation import (
+    as_float_array,
+    check_finite,
     check_int,
     check_nonnegative,
     check_positive,
@@ -31,6 +33,9 @@ __all__ = [
     "kappa_and_sigma",
     "ucb_glm_alpha",
     "ucb_glm_regret_bound",
+    "ucb_glm_theorem4_alpha",
+    "ucb_glm_theorem4_tau",
+    "widen_for_refit_tol",
     "supcb_glm_alpha",
     "supcb_glm_tau",
     "supcb_glm_regret_bound",
@@ -107,6 +112,71 @@ def ucb_glm_regret_bound(n_features: int, horizon: int, delta: float, sigma: flo
     return tau + 2.0 * lipschitz * sigma * d / kappa * math.log(T / (d * delta)) * math.sqrt(T)
 
 
+def ucb_glm_theorem4_alpha(sigma: float, kappa: float, lipschitz: float) -> float:
+    """Theorem 4's exploration parameter for UCB-GLM: the largest allowed, α = L_μ σ / κ.
+
+    Theorem 4 (Li, Lu & Zhou 2017, Section 7.1, "A better regret bound for UCB-GLM")
+    takes any ``α <= L_μ σ/κ`` and ``τ = (8σ²/κ²) d log T`` (:func:`ucb_glm_theorem4_tau`)
+    and, under its extra assumption (14) ``Σ_{t>τ} λ_min(V_t)^{-1/2} <= c√T`` (with
+    probability 1 - δ, δ ∈ [1/T, 1)) and T = Ω((σR/(κL_μ)) d log² T), bounds the regret
+    by ``C (L_μ σ/κ) √(d T log(T/δ))``.
+
+    Examples
+    --------
+    >>> ucb_glm_theorem4_alpha(0.5, 0.1, 0.25)
+    1.25
+    """
+    owner = "ucb_glm_theorem4_alpha"
+    sigma = check_positive(sigma, owner, "sigma")
+    kappa = check_positive(kappa, owner, "kappa")
+    lipschitz = check_positive(lipschitz, owner, "lipschitz")
+    return lipschitz * sigma / kappa
+
+
+def ucb_glm_theorem4_tau(n_features: int, horizon: int, sigma: float, kappa: float) -> int:
+    """Theorem 4's number of initial random rounds, ``τ = (8σ²/κ²) d log T``, rounded up.
+
+    Li, Lu & Zhou (2017), Theorem 4 (Section 7.1).
+
+    Examples
+    --------
+    >>> ucb_glm_theorem4_tau(10, 1000, 0.5, 0.25)
+    2211
+    """
+    owner = "ucb_glm_theorem4_tau"
+    d = check_int(n_features, owner, "n_features", minimum=1)
+    T = check_int(horizon, owner, "horizon", minimum=1)
+    sigma = check_positive(sigma, owner, "sigma")
+    kappa = check_positive(kappa, owner, "kappa")
+    return math.ceil(8.0 * sigma**2 / kappa**2 * d * math.log(T) - 1e-9)
+
+
+def widen_for_refit_tol(alpha: float, refit_tol: float, owner: str = "widen_for_refit_tol"
+                        ) -> float:
+    """The α that pays for refits solved to tolerance ε: ``α/(1 - ε)``, for 0 <= ε < 1.
+
+    A refit with ``‖θ̂ - θ̂_exact‖_V <= εα'`` (the policies' ``refit_tol``) moves every
+    index ``x'θ̂ + α'‖x‖_{V⁻¹}`` by at most ``εα'‖x‖_{V⁻¹}`` (Cauchy–Schwarz). If
+    ``|x'(θ̂_exact - θ*)| <= α‖x‖_{V⁻¹}`` (Lemma 3's event), the perturbed index is still
+    optimistic as soon as ``α'(1 - ε) >= α``, and the one-step regret of the proof of
+    Theorem 2 becomes ``(α + (1 + ε)α')‖x_t‖_{V⁻¹} = 2α'‖x_t‖_{V⁻¹}`` at
+    ``α' = α/(1 - ε)``; the elliptical-potential sum (Lemma 2) is unchanged, so the bound
+    of Theorem 2 is multiplied by ``1/(1 - ε)``. The same holds for CB-GLM's widths in
+    Theorem 3 (``|m_a - x_a'θ*| <= w_a`` keeps holding with ``w_a = α'‖x_a‖_{V⁻¹}``).
+
+    Examples
+    --------
+    >>> round(widen_for_refit_tol(2.0, 0.2), 6)
+    2.5
+    """
+    alpha = check_positive(alpha, owner, "alpha")
+    refit_tol = check_nonnegative(refit_tol, owner, "refit_tol")
+    if refit_tol >= 1.0:
+        raise ValueError(f"{owner}: refit_tol must be < 1 for a theorem's α to be widened "
+                         f"to α/(1 - refit_tol), got {refit_tol:g}")
+    return alpha / (1.0 - refit_tol)
+
+
 def supcb_glm_alpha(horizon: int, n_actions: int, delta: float, sigma: float,
                     kappa: float) -> float:
     """Theorem 3's exploration parameter for SupCB-GLM.
@@ -171,13 +241,15 @@ def normality_width(x: Any, V: Any, delta: float, sigma: float, kappa: float) ->
     """
     owner = "normality_width"
     delta, sigma, kappa = _common(owner, delta, sigma, kappa)
-    V = np.asarray(V, dtype=np.float64)
-    if V.ndim != 2 or V.shape[0] != V.shape[1] or not np.all(np.isfinite(V)):
+    V = as_float_array(V, "V", owner)
+    if V.ndim != 2 or V.shape[0] != V.shape[1]:
         raise ValueError(f"{owner}: V must be a finite square matrix, got shape {V.shape}")
-    x = np.asarray(x, dtype=np.float64)
-    if x.shape[-1:] != V.shape[:1] or x.ndim not in (1, 2) or not np.all(np.isfinite(x)):
+    check_finite(V, owner, "V")
+    x = as_float_array(x, "x", owner)
+    if x.shape[-1:] != V.shape[:1] or x.ndim not in (1, 2):
         raise ValueError(f"{owner}: x must have shape ({V.shape[0]},) or (K, {V.shape[0]}), "
                          f"got {x.shape}")
+    check_finite(x, owner, "x")
     try:
         solved = np.linalg.solve(V, np.atleast_2d(x).T)
     except np.linalg.LinAlgError:

@@ -18,15 +18,15 @@ from typing import Any
 import numpy as np
 
 from .._validation import as_float_array
+from .._validation import check_finite as _check_finite_magnitude
 
 __all__ = ["PaddedContexts", "FactoredContexts", "ContextStore", "check_finite"]
 
 
 def check_finite(array: np.ndarray, owner: str, name: str) -> None:
-    """Raise ``ValueError`` naming ``owner`` and ``name`` when ``array`` holds NaN or inf."""
-    if not np.all(np.isfinite(array)):
-        bad = int(array.size - np.count_nonzero(np.isfinite(array)))
-        raise ValueError(f"{owner}: {name} must be finite, got {bad} NaN or inf value(s)")
+    """Raise ``ValueError`` naming ``owner`` and ``name`` when ``array`` holds NaN or inf,
+    or an entry beyond ``glmbandits._validation.MAX_MAGNITUDE`` (the shared rule)."""
+    _check_finite_magnitude(array, owner, name)
 
 
 class PaddedContexts:

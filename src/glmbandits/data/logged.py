@@ -22,7 +22,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .._validation import as_float_array
+from .._validation import as_float_array, format_value
 from .contexts import ContextStore, FactoredContexts, PaddedContexts, check_finite
 
 __all__ = ["LoggedBanditData", "LOG_COLUMNS"]
@@ -87,10 +87,10 @@ class LoggedBanditData:
         else:
             store = PaddedContexts(contexts, n_actions, owner)
         T = store.n_rounds
-        action_array = self._column(actions, T, owner, "action")
+        action_array = self._column(actions, T, owner, "action", allow_bool=False)
         if not np.all(action_array == np.round(action_array)):
-            raise ValueError(f"{owner}: action must hold integers, got "
-                             f"{action_array[action_array != np.round(action_array)][0]!r}")
+            first = action_array[action_array != np.round(action_array)][0]
+            raise ValueError(f"{owner}: action must hold integers, got {format_value(first)}")
         action_array = action_array.astype(np.int64)
         outside = (action_array < 0) | (action_array >= store.n_actions)
         if np.any(outside):
@@ -101,12 +101,13 @@ class LoggedBanditData:
         reward_array = self._column(rewards, T, owner, "reward")
         propensity_array = None
         if propensities is not None:
-            propensity_array = self._column(propensities, T, owner, "propensity")
+            propensity_array = self._column(propensities, T, owner, "propensity",
+                                            allow_bool=False)
             bad = (propensity_array <= 0.0) | (propensity_array > 1.0)
             if np.any(bad):
                 t = int(np.flatnonzero(bad)[0])
                 raise ValueError(f"{owner}: propensity must lie in (0, 1], got "
-                                 f"{propensity_array[t]!r} in round {t}")
+                                 f"{format_value(propensity_array[t])} in round {t}")
         table = None
         if reward_table is not None:
             table = as_float_array(reward_table, "reward_table", owner)
@@ -124,8 +125,9 @@ class LoggedBanditData:
         self.name = str(name)
 
     @staticmethod
-    def _column(values: Any, T: int, owner: str, name: str) -> np.ndarray:
-        array = as_float_array(values, name, owner)
+    def _column(values: Any, T: int, owner: str, name: str, *,
+                allow_bool: bool = True) -> np.ndarray:
+        array = as_float_array(values, name, owner, allow_bool=allow_bool)
         if array.shape != (T,):
             raise ValueError(f"{owner}: {name} must have shape ({T},) (one per round), "
                              f"got {array.shape}")

@@ -34,6 +34,7 @@ from .._validation import (
     check_nonnegative,
     check_positive,
     check_vector,
+    format_value,
 )
 from ..exceptions import ConvergenceWarning
 from ..families import GLMFamily, get_family
@@ -65,7 +66,9 @@ class GLMFit:
     n_iter : int
         Newton iterations performed (0 when ``theta0`` already solved it).
     gradient_norm : float
-        Max-norm of the estimating equation's left-hand side at ``theta``.
+        Max-norm of the estimating equation's left-hand side at ``theta``; always
+        finite (:func:`fit_glm` reports a gradient that overflows float64 as the
+        largest float, with ``converged=False``).
     message : str
         Why the solver stopped.
     """
@@ -90,7 +93,7 @@ def check_rewards(y: Any, family: GLMFamily, owner: str, size: int | None = None
         first = array[~inside][0]
         raise ValueError(
             f"{owner}: {name} must lie in the {family.name} reward domain {family.reward_domain}, "
-            f"got {first!r}"
+            f"got {format_value(first)}"
         )
     return array
 
@@ -228,7 +231,9 @@ def fit_glm(
     l2 : float, default 0
         Ridge strength λ >= 0 (0 is the paper's equation).
     theta0 : array-like of shape (d,), optional
-        Warm start; zeros by default.
+        Warm start; zeros by default. When the solve from ``theta0`` does not
+        converge (a far start, where μ' vanishes and Newton's method stalls), it is
+        retried from zero and the better of the two iterates is returned.
     tol : float, default 1e-8
         Stop when the max-norm of the gradient is <= tol * max(1, n).
     max_iter : int, default 100
@@ -264,7 +269,22 @@ def fit_glm(
     tol = check_positive(tol, owner, "tol")
     max_iter = check_int(max_iter, owner, "max_iter", minimum=1)
     start = None if theta0 is None else check_vector(theta0, d, owner, "theta0")
-    result = solve_estimating_equation(X, y, family, l2, start, tol, max_iter)
+    # Overflow inside the solver is handled there (the line search rejects non-finite
+    # objectives), so numpy's RuntimeWarnings are not the caller's business.
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+        result = solve_estimating_equation(X, y, family, l2, start, tol, max_iter)
+        if start is not None and not result.converged:
+            # A far warm start (linear predictors deep in μ's flat tails, where μ' = 0)
+            # can stall Newton's method: retry from zero, keep the better of the two.
+            fresh = solve_estimating_equation(X, y, family, l2, None, tol, max_iter)
+            if fresh.converged or (_objective(X, y, family, l2, fresh.theta)
+                                   < _objective(X, y, family, l2, result.theta)):
+                result = fresh
+    if not np.isfinite(result.gradient_norm):
+        # The gradient at the returned iterate overflows float64 (e.g. Poisson means
+        # near e^700 times large features): report the largest float, not inf.
+        result = GLMFit(result.theta, False, result.n_iter, float(np.finfo(np.float64).max),
+                        result.message + "; the gradient overflows float64")
     if not result.converged:
         warnings.warn(
             f"fit_glm: the {family.name} estimating equation was not solved "

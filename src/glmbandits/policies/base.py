@@ -22,14 +22,14 @@ Inputs are checked before any state changes: a rejected call raises
 
 from __future__ import annotations
 
-import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from .._validation import SeedLike, as_generator, check_contexts, check_int, check_vector
+from .._validation import (MAX_MAGNITUDE, SeedLike, as_generator, check_contexts, check_int,
+                           check_vector)
 from ..estimation import check_rewards
 from ..families import GLMFamily, get_family
 
@@ -247,7 +247,7 @@ class Policy(ABC):
 
     # -- helpers -----------------------------------------------------------
     def _check_reward(self, reward: Any, owner: str) -> float:
-        if type(reward) is float and math.isfinite(reward) and (
+        if type(reward) is float and -MAX_MAGNITUDE <= reward <= MAX_MAGNITUDE and (
                 self.family is None or self.family.in_domain(reward)):
             return reward  # fast path for a valid Python float; anything else: full checks
         if isinstance(reward, (bool, np.bool_)):

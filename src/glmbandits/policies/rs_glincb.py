@@ -7,13 +7,24 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import (SeedLike, check_int, check_nonnegative, check_positive,
-                           check_probability)
+from .._validation import (MIN_MAGNITUDE, SeedLike, check_int, check_nonnegative,
+                           check_positive, check_probability, check_real, format_value)
+from ..families import GLMFamily
 from ..estimation import sherman_morrison_update
 from .base import ActionScores, Policy, argmax_random_tie, gram_norms
 from ..estimation.estimates import GLMEstimate
 
 __all__ = ["RSGLinCB"]
+
+
+def check_kappa_inverse(family: GLMFamily, radius: float, owner: str) -> float:
+    """1/κ(radius), refused when μ' is numerically 0 on the ball (1/κ would be inf)."""
+    curvature = family.kappa(radius)
+    if not curvature >= MIN_MAGNITUDE:
+        raise ValueError(f"{owner}: radius must leave the {family.name} link a curvature "
+                         f"κ(radius) >= {MIN_MAGNITUDE:g} (1/κ enters every width), got "
+                         f"κ = {format_value(curvature)} at radius {format_value(radius)}")
+    return 1.0 / curvature
 
 
 class RSGLinCB(Policy):
@@ -59,9 +70,12 @@ class RSGLinCB(Policy):
     radius : float, default 3.0
         S >= ‖θ*‖.
     kappa : float, optional
-        κ >= 1; default ``1 / family.kappa(radius)``.
+        κ >= 1 (the reciprocal of Assumption 1's curvature bound); default
+        ``1 / family.kappa(radius)``.
     beta, gamma : float, optional
-        Override the widths β and γ.
+        Override the widths β and γ (>= 0). ``gamma=0`` keeps, after the warm-up, only
+        the actions whose x'θ̂_w ties the best; eliminated actions are scored one below
+        the lowest survivor in ``last_scores_.ucb`` (finite, never -inf).
     l2 : float, default 0.5
         λ.
     doubling : float, default 0.5
@@ -112,8 +126,11 @@ class RSGLinCB(Policy):
         d = self.n_features
         self.horizon = check_int(horizon, owner, "horizon", minimum=1)
         self.radius = check_positive(radius, owner, "radius")
-        self.kappa = (1.0 / self.family.kappa(self.radius) if kappa is None
-                      else check_positive(kappa, owner, "kappa"))
+        self.kappa = (check_kappa_inverse(self.family, self.radius, owner) if kappa is None
+                      else check_real(kappa, owner, "kappa"))
+        if self.kappa < 1.0:
+            raise ValueError(f"{owner}: kappa must be >= 1 (1/κ of Assumption 1), "
+                             f"got {format_value(self.kappa)}")
         self.delta = check_probability(delta, owner, "delta")
         log_term = math.log(max(self.horizon / self.delta, math.e))
         self.beta = (4.0 * math.sqrt(d * log_term) if beta is None
@@ -171,7 +188,12 @@ class RSGLinCB(Policy):
         alive = centre + spread >= np.max(centre - spread)
         mean = X @ self.theta_
         width = self.beta * gram_norms(X, self.H_tau_inv_)
-        ucb = np.where(alive, mean + width, -np.inf)
+        ucb = mean + width
+        if not alive.all():
+            # Eliminated actions rank below every survivor, with finite scores (no -inf
+            # leaves the policy): one below the lowest surviving index.
+            floor = float(ucb[alive].min())
+            ucb = np.where(alive, ucb, floor - 1.0 - abs(floor))
         action, n_tied = argmax_random_tie(ucb, self.rng_)
         return action, ActionScores(ucb=ucb, mean=mean, width=width), 1.0 / n_tied
 

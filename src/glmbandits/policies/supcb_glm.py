@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import SeedLike, check_int, check_nonnegative, check_positive
-from ..theory import kappa_and_sigma, supcb_glm_alpha, supcb_glm_tau
+from ..theory import kappa_and_sigma, supcb_glm_alpha, supcb_glm_tau, widen_for_refit_tol
 from .base import ActionScores, Policy, argmax_random_tie, tied_scores, ucb_scores
 from ..estimation.estimates import GLMEstimate
 from ..estimation.schedule import RarelySwitchingSnapshot, check_refit
@@ -155,17 +155,44 @@ class SupCBGLM(Policy):
     @classmethod
     def from_theory(cls, n_features: int, horizon: int, n_actions: int, family: Any = "logistic",
                     *, theta_norm: float, delta: float = 0.05, sigma: float | None = None,
-                    l2: float = 1.0, seed: SeedLike = None, refit: str = "every_round",
-                    refit_growth: float = 2.0, refit_tol: float = 0.03) -> "SupCBGLM":
-        """SupCB-GLM with Theorem 3's τ = √(dT) and α = (3σ/κ)√(2 log(TK/δ)).
+                    seed: SeedLike = None, refit_tol: float = 0.0) -> "SupCBGLM":
+        """SupCB-GLM as Theorem 3 analyses it.
 
+        Algorithms 2–3 exactly: every stage's estimate is the unregularised MLE of
+        eq. (3) on Ψ_s ∪ 𝓕 (``l2=0``), solved to the strict gradient test whenever
+        Ψ_s grows (``refit="every_round"``, ``refit_tol=0``), with Theorem 3's
+        ``τ = √(dT)`` (:func:`glmbandits.theory.supcb_glm_tau`) and
+        ``α = (3σ/κ)√(2 log(TK/δ))`` (:func:`glmbandits.theory.supcb_glm_alpha`).
         κ is the family's κ at radius ``theta_norm + 1``; σ defaults to the family's
-        sub-Gaussian constant.
+        sub-Gaussian constant. Theorem 3 also needs ``T >= T_0`` of its eq. (8),
+        which involves unspecified constants and is not checked. The practical
+        defaults of the constructor (``l2=1``, ``refit_tol=0.03``) are not used;
+        see ``docs/guarantees.md``.
+
+        Parameters
+        ----------
+        refit_tol : float, default 0
+            A tolerance ε in [0, 1) is paid for by widening α to ``α/(1 - ε)``
+            (:func:`glmbandits.theory.widen_for_refit_tol`: ``|m_a - x_a'θ*| <= w_a``
+            keeps holding with the widened widths, and the bound grows by 1/(1 - ε)).
+            With ``l2=0`` refits are exact anyway, so ε > 0 only widens α.
+
+        References
+        ----------
+        Li, Lu & Zhou (2017), Algorithms 2–3, eq. (3), Lemma 5 and Theorem 3.
+
+        Examples
+        --------
+        >>> policy = SupCBGLM.from_theory(4, 900, 10, theta_norm=1.0, seed=0)
+        >>> policy.l2, policy.refit, policy.refit_tol, policy.tau
+        (0.0, 'every_round', 0.0, 60)
         """
-        kappa, sigma = kappa_and_sigma(family, theta_norm, sigma, f"{cls.__name__}.from_theory")
-        alpha = supcb_glm_alpha(horizon, n_actions, delta, sigma, kappa)
+        owner = f"{cls.__name__}.from_theory"
+        kappa, sigma = kappa_and_sigma(family, theta_norm, sigma, owner)
+        alpha = widen_for_refit_tol(supcb_glm_alpha(horizon, n_actions, delta, sigma, kappa),
+                                    refit_tol, owner)
         return cls(n_features, family, horizon, alpha, supcb_glm_tau(n_features, horizon),
-                   l2, seed, refit=refit, refit_growth=refit_growth, refit_tol=refit_tol)
+                   0.0, seed, refit="every_round", refit_tol=refit_tol)
 
     # -- the screening of Algorithm 3 ---------------------------------------
     def _stage_estimate(self, stage: int) -> GLMEstimate:
@@ -218,7 +245,7 @@ class SupCBGLM(Policy):
                              "got an update with no pending select")
         if not np.array_equal(x, self._pending[1]):
             raise ValueError(f"{owner}: x must be the row chosen by the preceding select() "
-                             f"({self._pending[1]!r}), got {x!r}")
+                             f"({self._pending[1].tolist()}), got {x.tolist()}")
 
     def _learn(self, x: np.ndarray, reward: float) -> None:
         stage, _ = self._pending

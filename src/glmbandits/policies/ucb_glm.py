@@ -6,8 +6,11 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import SeedLike, check_int, check_nonnegative, check_positive
-from ..theory import kappa_and_sigma, ucb_glm_alpha
+from .._validation import (SeedLike, check_int, check_nonnegative, check_positive,
+                           check_probability)
+from ..families import get_family
+from ..theory import (kappa_and_sigma, ucb_glm_alpha, ucb_glm_theorem4_alpha,
+                      ucb_glm_theorem4_tau, widen_for_refit_tol)
 from .base import ActionScores, Policy, tied_scores, ucb_scores
 from ..estimation.estimates import GLMEstimate
 from ..estimation.schedule import RarelySwitchingSnapshot, check_refit
@@ -154,20 +157,79 @@ class UCBGLM(Policy):
     @classmethod
     def from_theory(cls, n_features: int, horizon: int, family: Any = "logistic", *,
                     theta_norm: float, delta: float = 0.05, sigma: float | None = None,
-                    tau: int | None = None, l2: float = 1.0, seed: SeedLike = None,
-                    refit: str = "every_round", refit_growth: float = 2.0,
-                    refit_tol: float = 0.03) -> "UCBGLM":
-        """UCB-GLM with Theorem 2's α = (σ/κ)√(d/2·log(1 + 2T/d) + log(1/δ)).
+                    tau: int | None = None, seed: SeedLike = None, theorem: int = 2,
+                    refit_tol: float = 0.0) -> "UCBGLM":
+        """UCB-GLM as Theorem 2 (or Theorem 4) analyses it.
+
+        The algorithm analysed is Algorithm 1 exactly: the unregularised MLE of
+        eq. (3) (``l2=0``), solved to the strict gradient test before every decision
+        (``refit="every_round"``, ``refit_tol=0``), ``V_t = Σ_{i<t} X_i X_i'`` with no
+        ridge, and the theorem's α and τ. The practical defaults of the constructor
+        (``l2=1``, ``refit_tol=0.03``) are *not* used; ``docs/guarantees.md`` says
+        what they keep and give up.
+
+        * ``theorem=2``: ``α = (σ/κ)√(d/2·log(1 + 2T/d) + log(1/δ))``. Theorem 2's
+          ``τ = Cσ₀⁻²(d + log(1/δ))`` has an unspecified universal constant C and
+          σ₀² = λ_min(E[XX']) of the unknown context distribution, so it cannot be
+          computed: pass ``tau`` (default ``2 * n_features``). What the proof uses is
+          Lemma 3's premise ``λ_min(V_{τ+1}) >= 1``; ``tau >= n_features`` is
+          required because it fails for sure with fewer samples.
+        * ``theorem=4``: ``τ = ⌈(8σ²/κ²) d log T⌉`` and ``α = L_μσ/κ`` (the largest
+          Theorem 4 allows, :func:`glmbandits.theory.ucb_glm_theorem4_alpha`), with
+          ``L_μ`` at the same radius as κ. Theorem 4 also needs its assumption (14),
+          ``Σ_{t>τ} λ_min(V_t)^{-1/2} <= c√T``, which cannot be checked in advance,
+          and ``δ >= 1/T``.
 
         κ is the family's :meth:`~glmbandits.families.GLMFamily.kappa` at radius
         ``theta_norm + 1`` (Assumption 1 with ‖x‖ <= 1) and σ defaults to the
-        family's sub-Gaussian constant. Theorem 2's τ involves an unspecified
-        universal constant, so ``tau`` keeps the practical default unless given.
+        family's sub-Gaussian constant (eq. (2)).
+
+        Parameters
+        ----------
+        refit_tol : float, default 0
+            A tolerance ε in [0, 1) is paid for by widening α to ``α/(1 - ε)``
+            (:func:`glmbandits.theory.widen_for_refit_tol`: an ε-accurate refit moves
+            every index by at most ε times its width, so the widened index is still
+            optimistic, and Theorem 2's bound grows by the factor 1/(1 - ε)). With
+            ``l2=0`` the refit certificate is inactive and refits are exact anyway,
+            so ε > 0 only widens α. Theorem 2 only: Theorem 4 caps α at L_μσ/κ.
+
+        References
+        ----------
+        Li, Lu & Zhou (2017), Algorithm 1, eq. (3), Lemma 3, Theorems 2 and 4.
+
+        Examples
+        --------
+        >>> policy = UCBGLM.from_theory(5, 1000, theta_norm=1.0, seed=0)
+        >>> policy.l2, policy.refit, policy.refit_tol, policy.tau, round(policy.alpha, 2)
+        (0.0, 'every_round', 0.0, 10, 20.19)
+        >>> UCBGLM.from_theory(5, 100_000, theta_norm=1.0, theorem=4).tau
+        10444
         """
-        kappa, sigma = kappa_and_sigma(family, theta_norm, sigma, f"{cls.__name__}.from_theory")
-        alpha = ucb_glm_alpha(n_features, horizon, delta, sigma, kappa)
-        return cls(n_features, family, alpha, tau, l2, seed, refit=refit,
-                   refit_growth=refit_growth, refit_tol=refit_tol)
+        owner = f"{cls.__name__}.from_theory"
+        if check_int(theorem, owner, "theorem") not in (2, 4):
+            raise ValueError(f"{owner}: theorem must be 2 or 4, got {theorem}")
+        d = check_int(n_features, owner, "n_features", minimum=1)
+        T = check_int(horizon, owner, "horizon", minimum=1)
+        kappa, sigma = kappa_and_sigma(family, theta_norm, sigma, owner)
+        if theorem == 2:
+            alpha = widen_for_refit_tol(ucb_glm_alpha(d, T, delta, sigma, kappa), refit_tol,
+                                        owner)
+            tau = 2 * d if tau is None else check_int(tau, owner, "tau", minimum=d)
+        else:
+            if check_nonnegative(refit_tol, owner, "refit_tol") != 0.0:
+                raise ValueError(f"{owner}: refit_tol must be 0 for Theorem 4 (its α is capped "
+                                 f"at L_μσ/κ, so a tolerance cannot be paid for by widening "
+                                 f"α), got {refit_tol:g}")
+            if check_probability(delta, owner, "delta") < 1.0 / T:
+                raise ValueError(f"{owner}: delta must be >= 1/horizon = {1.0 / T:g} for "
+                                 f"Theorem 4, got {delta:g}")
+            lipschitz = get_family(family, owner).lipschitz(float(theta_norm) + 1.0)
+            alpha = ucb_glm_theorem4_alpha(sigma, kappa, lipschitz)
+            theorem_tau = ucb_glm_theorem4_tau(d, T, sigma, kappa)
+            tau = theorem_tau if tau is None else check_int(tau, owner, "tau", minimum=d)
+        return cls(n_features, family, alpha, tau, 0.0, seed, refit="every_round",
+                   refit_tol=refit_tol)
 
     def _v_norm_tol(self) -> float:
         """The estimate's certified V-norm error: ``refit_tol·α`` (both refit modes)."""
