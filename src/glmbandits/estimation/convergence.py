@@ -33,7 +33,9 @@ from __future__ import annotations
 import math
 from typing import Callable
 
-__all__ = ["STEP_TOL", "stopping_threshold", "is_root"]
+import numpy as np
+
+__all__ = ["STEP_TOL", "stopping_threshold", "is_root", "are_roots"]
 
 #: Newton step in the linear predictors (relative to 1 + max|X_i'θ|) below which a
 #: small gradient is a true root (used when λ = 0).
@@ -84,3 +86,25 @@ def is_root(gradient_norm: float, threshold: float, l2: float, eta_max: float = 
         return False
     step = eta_step() if callable(eta_step) else eta_step
     return bool(step <= STEP_TOL * (1.0 + eta_max))
+
+
+def are_roots(gradient_norms: np.ndarray, thresholds: np.ndarray, l2: float,
+              eta_max: np.ndarray | None = None,
+              eta_step: Callable[[np.ndarray], np.ndarray] | None = None,
+              saturation: float = math.inf) -> np.ndarray:
+    """:func:`is_root` for r rows at once (the lazy and batch refits).
+
+    Row i's answer is ``is_root(gradient_norms[i], thresholds[i], l2, eta_max[i],
+    eta_step[i], saturation)``. ``eta_step``, when λ = 0, is a function of the
+    boolean mask of the rows that passed the other tests, returning their
+    ``max_i |X_i'p|`` (so the steps are computed only for those rows).
+    """
+    small = gradient_norms <= thresholds  # NaN: False
+    if l2 > 0.0 or not small.any():
+        return small
+    small &= eta_max <= saturation
+    if not small.any():
+        return small
+    steps = np.full(small.shape[0], math.inf)
+    steps[small] = eta_step(small)
+    return small & (steps <= STEP_TOL * (1.0 + eta_max))

@@ -449,8 +449,9 @@ class IncrementalMLE:
             if kappa is None:
                 kappa = self.kappa_cache_[bucket] = self.family._kappa(bucket * KAPPA_GRID)
             kappa = min(kappa, 1.0)
-            if kappa > 0.0:
-                error = math.sqrt(max(float(new_gradient @ (V_inv @ new_gradient)), 0.0)) / kappa
+            quadratic = float(new_gradient @ (V_inv @ new_gradient))
+            if kappa > 0.0 and -math.inf < quadratic < math.inf:  # overflow certifies nothing
+                error = math.sqrt(max(quadratic, 0.0)) / kappa
                 if error <= radius and error <= v_norm_tol:
                     self.theta_, self.grad_ = candidate, new_gradient
                     return None

@@ -61,6 +61,7 @@ import numpy as np
 
 from ..families import GLMFamily, LogisticFamily
 from .certificate import MAX_CERTIFY_RADIUS, certified_v_norm_errors
+from .convergence import are_roots, stopping_threshold
 from .mle import solve_estimating_equation
 
 __all__ = ["NewtonCache", "LazyRefit", "lazy_newton_refit", "stopping_threshold"]
@@ -68,11 +69,6 @@ __all__ = ["NewtonCache", "LazyRefit", "lazy_newton_refit", "stopping_threshold"
 
 #: ``A`` is re-formed exactly at every REFORM_EVERY-th refit (see the module docstring).
 REFORM_EVERY = 4
-
-
-def stopping_threshold(tol: float, n: int) -> float:
-    """The strict bound on ``max_j |g_j|``: ``tol · max(1, n)`` (as ``solve_estimating_equation``)."""
-    return tol * max(1.0, float(n))
 
 
 @dataclass
@@ -207,8 +203,32 @@ class _Link:
 
 
 def _solve_rows(hessian: np.ndarray, gradient: np.ndarray) -> np.ndarray:
-    """``A_i⁻¹ g_i`` for every row (A symmetric positive definite)."""
-    return np.linalg.solve(hessian, gradient[:, :, None])[:, :, 0]
+    """``A_i⁻¹ g_i`` for every row (A symmetric positive definite; NaN where singular).
+
+    A numerically singular ``A_i`` (e.g. Poisson weights ``e^η`` so large that the
+    ridge is lost in rounding) gives a row of NaN, which the caller treats as a
+    failed step (that row goes to the robust solver); the other rows are solved
+    one by one, with the same LAPACK call as the stacked solve.
+    """
+    try:
+        return np.linalg.solve(hessian, gradient[:, :, None])[:, :, 0]
+    except np.linalg.LinAlgError:
+        solved = np.full(gradient.shape, np.nan)
+        for row in range(hessian.shape[0]):
+            try:
+                solved[row] = np.linalg.solve(hessian[row:row + 1],
+                                              gradient[row:row + 1, :, None])[0, :, 0]
+            except np.linalg.LinAlgError:
+                pass
+        return solved
+
+
+def _step_reach(X: np.ndarray, hessian: np.ndarray, gradient: np.ndarray) -> np.ndarray:
+    """``max_i |X_i'A⁻¹g|`` per row: the Newton step in the linear predictors (l2 == 0)."""
+    step = _solve_rows(hessian, gradient)
+    with np.errstate(invalid="ignore"):
+        reach = np.abs(np.matmul(X, step[:, :, None])).max(axis=(1, 2))
+    return np.where(np.isnan(reach), np.inf, reach)
 
 
 def _weighted_gram(X: np.ndarray, weights: np.ndarray) -> np.ndarray:
@@ -317,7 +337,9 @@ def lazy_newton_refit(X: np.ndarray, y: np.ndarray, cache: NewtonCache, family: 
     # Work arrays may be the cache's own: they are replaced, never written into (the
     # cache's rows are written only once accepted, when they have left the working set).
     norm = np.abs(gradient).max(axis=1)
-    converged = norm <= threshold
+    # The convergence rule (:func:`~glmbandits.estimation.convergence.are_roots`); with
+    # l2 == 0 it also needs the Newton step, measured at the candidates: every row steps.
+    converged = are_roots(norm, threshold, l2) if l2 > 0.0 else np.zeros(r, dtype=bool)
     n_steps = np.zeros(r, dtype=np.int64)
     failed = np.zeros(r, dtype=bool)
     if converged.any():
@@ -342,10 +364,14 @@ def lazy_newton_refit(X: np.ndarray, y: np.ndarray, cache: NewtonCache, family: 
         new_gradient += l2 * candidate
         new_norm = np.abs(new_gradient).max(axis=1)
         n_steps[index if all_live else index[live]] += 1
-        accept = new_norm <= threshold_w
+        eta_max = np.abs(eta).max(axis=(1, 2)) if certify or l2 == 0.0 else None
+        accept = are_roots(new_norm, threshold_w, l2, eta_max,
+                           lambda rows: _step_reach(work_X[rows], hessian_w[rows],
+                                                    new_gradient[rows]),
+                           family.saturation)
         if certify:
-            errors = certified_v_norm_errors(new_gradient, np.abs(eta).max(axis=(1, 2)),
-                                             work_V_inv, family, l2, radius_w, kappa_cache)
+            errors = certified_v_norm_errors(new_gradient, eta_max, work_V_inv, family, l2,
+                                             radius_w, kappa_cache)
             accept |= errors <= v_tol_w
         if not all_live:
             accept &= live
