@@ -97,10 +97,22 @@ class GLMEstimate:
         self.n_failed_fits_ = 0
 
     def add(self, x: np.ndarray, reward: float) -> None:
-        """Store one sample, update V⁻¹ by one rank-one step and log det V."""
+        """Store one sample, update V⁻¹ by one rank-one step and log det V.
+
+        ``log det V`` grows by ``log(1 + x'V⁻¹x)`` (matrix determinant lemma). With
+        ``l2 == 0`` and an early, rank-deficient design, V⁻¹ starts as a floored
+        pseudo-inverse (:func:`~glmbandits.estimation.inverse_gram`) whose rank-one
+        updates can lose positive definiteness in rounding (``x'V⁻¹x < 0``, even
+        ``< -1``): V⁻¹ and log det V are then formed again directly from the samples.
+        """
         self.history.append(x, reward)
         if self.V_inv_ is not None:
-            self.log_det_V_ += math.log1p(sherman_morrison_update(self.V_inv_, x))
+            quadratic = sherman_morrison_update(self.V_inv_, x)
+            if quadratic >= 0.0:
+                self.log_det_V_ += math.log1p(quadratic)
+            else:
+                self.V_inv_ = inverse_gram(self.history.X, self.l2)
+                self.log_det_V_ = -float(np.linalg.slogdet(self.V_inv_)[1])
         self.stale_ = True
 
     @property
