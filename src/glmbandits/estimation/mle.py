@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import linalg
 
 from .._validation import (
     as_float_array,
@@ -38,6 +37,7 @@ from .._validation import (
 from ..exceptions import ConvergenceWarning
 from ..families import GLMFamily, get_family
 from .convergence import is_root, stopping_threshold
+from .gram import jittered_cholesky_solve
 
 __all__ = [
     "GLMFit",
@@ -103,20 +103,10 @@ def _objective(X: np.ndarray, y: np.ndarray, family: GLMFamily, l2: float,
 
 def _newton_direction(hessian: np.ndarray, gradient: np.ndarray) -> np.ndarray:
     """Solve H p = -g by Cholesky, adding jitter λI while H is numerically singular."""
-    d = hessian.shape[0]
-    scale = max(float(np.trace(hessian)) / d, 1e-300)
-    jitter = 0.0
-    for _ in range(20):
-        try:
-            factor = linalg.cho_factor(hessian + jitter * np.eye(d), lower=True,
-                                       check_finite=False)
-            step = -linalg.cho_solve(factor, gradient, check_finite=False)
-            if np.all(np.isfinite(step)):
-                return step
-        except linalg.LinAlgError:
-            pass
-        jitter = scale * 1e-10 if jitter == 0.0 else jitter * 100.0
-    return -gradient / scale
+    step = jittered_cholesky_solve(hessian, gradient)
+    if step is not None:
+        return -step
+    return -gradient / max(float(np.trace(hessian)) / hessian.shape[0], 1e-300)
 
 
 def solve_estimating_equation(
