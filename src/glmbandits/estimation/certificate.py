@@ -70,7 +70,8 @@ def certified_v_norm_error(gradient: np.ndarray, eta_max: float, V_inv: np.ndarr
     kappa = _curvature_floor(eta_max + radius, family, kappa_cache)
     if not kappa > 0.0:
         return math.inf
-    quadratic = float(gradient @ (V_inv @ gradient))
+    with np.errstate(over="ignore", invalid="ignore"):
+        quadratic = float(gradient @ (V_inv @ gradient))
     if not quadratic < math.inf or quadratic != quadratic:  # overflow: no certificate
         return math.inf
     error = math.sqrt(max(quadratic, 0.0)) / kappa
@@ -107,7 +108,8 @@ def certified_v_norm_errors(gradients: np.ndarray, eta_max: np.ndarray, V_inv: n
     if l2 <= 0.0:
         return np.full(gradients.shape[0], math.inf)
     column = gradients[:, :, None]
-    quadratic = np.matmul(np.swapaxes(column, 1, 2), np.matmul(V_inv, column))[:, 0, 0]
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow: no certificate (below)
+        quadratic = np.matmul(np.swapaxes(column, 1, 2), np.matmul(V_inv, column))[:, 0, 0]
     errors = []
     for square, rho, eta in zip(quadratic.tolist(), radius.tolist(), eta_max.tolist()):
         error = math.inf  # row by row in scalar arithmetic: the same whatever r is
