@@ -38,34 +38,39 @@ class Checkpoint:
     def __init__(self, owner: Any, state: dict) -> None:
         self.owner = owner
         self.state = state
-        self.arrays: list[tuple[np.ndarray, np.ndarray]] = []
-        self.lists: list[tuple[list, list]] = []
-        self.children: list[Checkpoint] = []
-        self.saved: dict[str, Any] = {}
+        # filled by :func:`checkpoint` (None: nothing of that kind, the common case)
+        self.arrays: list[tuple[np.ndarray, np.ndarray]] | None = None
+        self.lists: list[tuple[list, list]] | None = None
+        self.children: list[Checkpoint] | None = None
+        self.saved: dict[str, Any] | None = None
         self.on_release: Callable[[], None] | None = None
 
     def save_once(self, name: str, make_copy: Callable[[], Any]) -> None:
         """Copy-on-write: keep ``make_copy()`` as attribute ``name``'s value to restore."""
+        if self.saved is None:
+            self.saved = {}
         if name not in self.saved:
             self.saved[name] = make_copy()
 
     def restore(self) -> None:
         """Put the object (and everything recorded under it) back as it was."""
-        for child in self.children:
+        for child in self.children or ():
             child.restore()
-        for array, copy in self.arrays:
+        for array, copy in self.arrays or ():
             array[...] = copy
-        for items, copy in self.lists:
+        for items, copy in self.lists or ():
             items[:] = copy
         attributes = self.owner.__dict__
         attributes.clear()
         attributes.update(self.state)
-        attributes.update(self.saved)
+        if self.saved:
+            attributes.update(self.saved)
 
     def release(self) -> None:
         """The transaction succeeded: drop the hooks that copy on write."""
-        for child in self.children:
-            child.release()
+        if self.children is not None:
+            for child in self.children:
+                child.release()
         if self.on_release is not None:
             self.on_release()
 
@@ -87,24 +92,32 @@ def checkpoint(owner: Any) -> Checkpoint:
     """A :class:`Checkpoint` of ``owner`` (an object with a ``__dict__``)."""
     state = owner.__dict__.copy()
     record = Checkpoint(owner, state)
+    kinds = _KINDS
+    arrays, lists, children = [], [], []
     for value in state.values():
-        kind = _KINDS.get(type(value))
+        kind = kinds.get(type(value))
         if kind is None:
             kind = _kind(type(value))
         if kind == _SKIP:
             continue
         if kind == _ARRAY:
-            record.arrays.append((value, value.copy()))
+            arrays.append((value, value.copy()))
         elif kind == _NESTED:
-            record.children.append(value._checkpoint())
+            children.append(value._checkpoint())
         else:
-            record.lists.append((value, value.copy()))
+            lists.append((value, value.copy()))
             for item in value:
-                item_kind = _KINDS.get(type(item))
+                item_kind = kinds.get(type(item))
                 if item_kind is None:
                     item_kind = _kind(type(item))
                 if item_kind == _LIST:
-                    record.lists.append((item, item.copy()))
+                    lists.append((item, item.copy()))
                 elif item_kind == _NESTED:
-                    record.children.append(item._checkpoint())
+                    children.append(item._checkpoint())
+    if arrays:
+        record.arrays = arrays
+    if lists:
+        record.lists = lists
+    if children:
+        record.children = children
     return record
