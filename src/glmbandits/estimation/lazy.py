@@ -32,8 +32,10 @@ previous refit left:
    replicates of a refit wave re-form together, on the whole stacked history).
 2. **Step** ``θ ← θ - A⁻¹g`` and compute the gradient at the candidate exactly on
    all n samples (one pass).
-3. **Accept** when ``max_j |g_j| <= tol·max(1, n)`` (the strict test of
-   :func:`~glmbandits.estimation.solve_estimating_equation`), or, with
+3. **Accept** by the convergence rule every solver shares
+   (:func:`~glmbandits.estimation.convergence.are_roots`: ``max_j |g_j| <=
+   tol·max(1, n)``, and with ``l2 == 0`` also a tiny Newton step in the linear
+   predictors and a finite MLE, so every row steps at least once), or, with
    ``v_norm_tol > 0``, when the exact gradient certifies
    ``‖θ - θ̂_exact‖_V <= v_norm_tol`` (:func:`~glmbandits.estimation.certificate.certified_v_norm_error`).
 4. Otherwise continue with Newton steps on the exact Hessian at the current
@@ -257,7 +259,8 @@ def lazy_newton_refit(X: np.ndarray, y: np.ndarray, cache: NewtonCache, family: 
     family : GLMFamily
         The link μ.
     l2 : float
-        Ridge λ > 0.
+        Ridge λ >= 0 (policies use the lazy solver with λ > 0; with λ = 0 the
+        rule also checks the step and the saturation bound).
     tol : float
         Strict stopping rule ``max_j |g_j| <= tol·max(1, n)``.
     V_inv : ndarray of shape (r, d, d), optional
