@@ -238,6 +238,9 @@ def _weighted_gram(X: np.ndarray, weights: np.ndarray) -> np.ndarray:
     return np.matmul(np.swapaxes(X * weights, 1, 2), X)
 
 
+# Far iterates (Poisson weights e^η of an overshooting step) can overflow the stacked
+# products: such rows fail the acceptance tests and go to the robust solver.
+@np.errstate(over="ignore", invalid="ignore")
 def lazy_newton_refit(X: np.ndarray, y: np.ndarray, cache: NewtonCache, family: GLMFamily,
                       l2: float, tol: float = 1e-8, *, V_inv: np.ndarray | None = None,
                       v_norm_tol: float | np.ndarray = 0.0, kappa_cache: dict | None = None,
@@ -293,18 +296,6 @@ def lazy_newton_refit(X: np.ndarray, y: np.ndarray, cache: NewtonCache, family: 
     >>> bool(fit.converged.all()), bool(fit.fell_back.any()), cache.n_seen.tolist()
     (True, False, [100, 100, 100])
     """
-    # Far iterates (Poisson weights e^η of an overshooting step) can overflow the
-    # stacked products: such rows fail the tests below and go to the robust solver.
-    with np.errstate(over="ignore", invalid="ignore"):
-        return _lazy_newton_refit(X, y, cache, family, l2, tol, V_inv, v_norm_tol, kappa_cache,
-                                  max_iter, fallback_max_iter, n_samples)
-
-
-def _lazy_newton_refit(X: np.ndarray, y: np.ndarray, cache: NewtonCache, family: GLMFamily,
-                       l2: float, tol: float, V_inv: np.ndarray | None,
-                       v_norm_tol: float | np.ndarray, kappa_cache: dict | None, max_iter: int,
-                       fallback_max_iter: int, n_samples: np.ndarray | None) -> LazyRefit:
-    """:func:`lazy_newton_refit` inside its floating-point error state."""
     r, length, d = X.shape
     n = np.full(r, length, dtype=np.int64) if n_samples is None else np.asarray(n_samples)
     link = _Link(family, y)
