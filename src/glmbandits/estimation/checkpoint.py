@@ -8,8 +8,10 @@ mutated in place:
 * the object's attribute dict (a shallow copy: rebinding an attribute is undone);
 * the numpy arrays held directly in it (``V⁻¹`` by Sherman–Morrison, ``b``, ...:
   d- and d²-sized), restored *in place* so that shared references stay shared;
-* lists held in it (and lists inside those lists, e.g. SupCB-GLM's ``Ψ_s``),
-  restored by contents;
+* lists held in it, restored by contents (a shallow copy); lists *inside* those
+  lists are treated as append-only logs (SupCB-GLM's ``Ψ_s``, which grow to T
+  entries) and restored by truncation to their recorded length, so that a
+  checkpoint never copies O(T) items;
 * every attribute that has its own ``_checkpoint()`` method (the estimates,
   the sample history, the lazy snapshot), recursively.
 
@@ -33,7 +35,7 @@ __all__ = ["Checkpoint", "checkpoint"]
 class Checkpoint:
     """What :func:`checkpoint` recorded about one object (see the module docstring)."""
 
-    __slots__ = ("owner", "state", "arrays", "lists", "children", "saved", "on_release")
+    __slots__ = ("owner", "state", "arrays", "lists", "logs", "children", "saved", "on_release")
 
     def __init__(self, owner: Any, state: dict) -> None:
         self.owner = owner
@@ -41,6 +43,7 @@ class Checkpoint:
         # filled by :func:`checkpoint` (None: nothing of that kind, the common case)
         self.arrays: list[tuple[np.ndarray, np.ndarray]] | None = None
         self.lists: list[tuple[list, list]] | None = None
+        self.logs: list[tuple[list, int]] | None = None
         self.children: list[Checkpoint] | None = None
         self.saved: dict[str, Any] | None = None
         self.on_release: Callable[[], None] | None = None
@@ -60,6 +63,8 @@ class Checkpoint:
             array[...] = copy
         for items, copy in self.lists or ():
             items[:] = copy
+        for items, length in self.logs or ():
+            del items[length:]
         attributes = self.owner.__dict__
         attributes.clear()
         attributes.update(self.state)
@@ -93,7 +98,7 @@ def checkpoint(owner: Any) -> Checkpoint:
     state = owner.__dict__.copy()
     record = Checkpoint(owner, state)
     kinds = _KINDS
-    arrays, lists, children = [], [], []
+    arrays, lists, logs, children = [], [], [], []
     for value in state.values():
         kind = kinds.get(type(value))
         if kind is None:
@@ -111,13 +116,15 @@ def checkpoint(owner: Any) -> Checkpoint:
                 if item_kind is None:
                     item_kind = _kind(type(item))
                 if item_kind == _LIST:
-                    lists.append((item, item.copy()))
+                    logs.append((item, len(item)))
                 elif item_kind == _NESTED:
                     children.append(item._checkpoint())
     if arrays:
         record.arrays = arrays
     if lists:
         record.lists = lists
+    if logs:
+        record.logs = logs
     if children:
         record.children = children
     return record
