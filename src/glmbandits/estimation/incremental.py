@@ -29,9 +29,10 @@ less work per refit:
   gradient has been computed on all n samples, by the convergence rule every
   solver shares (:func:`~glmbandits.estimation.convergence.is_root`; with
   ``l2 == 0`` it also checks the Newton step and the saturation bound), so a
-  converged result solves eq. (3) to tolerance exactly as the plain solver's does. When a step fails to
-  halve the gradient, ``A`` is re-formed exactly at the current point; when even
-  that fails (separable data, the MLE escaping to infinity), the refit falls back
+  converged result solves eq. (3) to tolerance exactly as the plain solver's
+  does. When a step fails to halve the gradient, ``A`` is re-formed exactly at
+  the current point; when even that fails (separable data, the MLE escaping to
+  infinity), the refit falls back
   to the robust line-search Newton solver, whose behaviour (and warnings
   upstream) are then unchanged.
 
