@@ -168,6 +168,19 @@ def test_an_overflowed_certificate_certifies_nothing():
     assert rows[0] == math.inf
 
 
+def test_an_overflowed_certificate_from_a_real_refit_certifies_nothing():
+    # The gradient and V⁻¹ of an exact UCBGLM("poisson") refit on counts up to 1e6
+    # (eight samples): g'V⁻¹g overflows to -inf, and before the fix the certificate
+    # returned 0.0, so the solver accepted θ with max|x'θ| ~ 3e5 as "converged".
+    gradient = np.array([2.25770990e+303, 6.09940084e+303, 1.83532045e+304, 1.08597924e+304])
+    V_inv = np.array([[0.54883188, -0.04688967, -0.15297098, 0.00961558],
+                      [-0.04688967, 0.45249068, 0.02058465, -0.02608163],
+                      [-0.15297098, 0.02058465, 0.26626991, 0.03727286],
+                      [0.00961558, -0.02608163, 0.03727286, 0.35983249]])
+    error = certified_v_norm_error(gradient, 340594.78651153, V_inv, POISSON, 1.0, {}, 0.03)
+    assert error == math.inf
+
+
 def _poisson_counts(n: int, d: int = 4, seed: int = 33) -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, d))

@@ -111,6 +111,10 @@ CRASHES = [
      lambda p, s: _play_counts(p, s, 4, 2, 1e3, 40), [5, 8, 14]),
     ("SupCBGLM-lazy-poisson", lambda: SupCBGLM(4, "poisson", refit="lazy", seed=0),
      lambda p, s: _play_counts(p, s, 4, 3, 1e5, 30), [1, 45]),
+    ("UCBGLM-poisson-1e6", lambda: UCBGLM(4, "poisson", seed=0),
+     lambda p, s: _play_counts(p, s, 4, 3, 1e6, 40), [2]),
+    ("SupCBGLM-poisson-1e6", lambda: SupCBGLM(4, "poisson", seed=0),
+     lambda p, s: _play_counts(p, s, 4, 3, 1e6, 40), [2]),
     ("OFUGLB-poisson", lambda: OFUGLB(2, "poisson", seed=0),
      lambda p, s: _play_counts(p, s, 2, 1, 1e5, 6), [50]),
     ("UCBGLM-l2=0-rank-deficient", lambda: UCBGLM(2, "linear", l2=0.0, tau=1, seed=0),
@@ -124,8 +128,9 @@ CRASHES = [
 @pytest.mark.parametrize("make, play, seeds", [case[1:] for case in CRASHES],
                          ids=[case[0] for case in CRASHES])
 def test_legal_data_do_not_crash_a_policy(make, play, seeds):
-    # Before: LinAlgError "Singular matrix" (lazy Newton steps, OFUGLB's solves) or
-    # ValueError "math domain error" (log det V) on these seeds.
+    # Before: LinAlgError "Singular matrix" (lazy Newton steps, OFUGLB's solves),
+    # ValueError "math domain error" (log det V) or RuntimeWarning "overflow" (an
+    # exact refit "certified" θ with |x'θ| ~ 1e303) on these seeds.
     for seed in seeds:
         policy = make()
         with warnings.catch_warnings():
@@ -133,6 +138,20 @@ def test_legal_data_do_not_crash_a_policy(make, play, seeds):
             play(policy, seed)
         theta = policy.theta_ if hasattr(policy, "theta_") else policy.initial_estimate_.theta
         assert np.all(np.isfinite(theta))
+
+
+def test_exact_refits_on_large_poisson_counts_are_the_mle():
+    # Before: the refit at n = 8 accepted θ with max|θ| = 3.7e5 (then 5e303).
+    policy = UCBGLM(4, "poisson", seed=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", glmbandits.GLMBanditsWarning)
+        _play_counts(policy, 2, 4, 3, 1e6, 12)
+        history = policy.estimate_.history
+        # gradients of order 1e6 per sample: the 1e-8 tolerance is out of reach in
+        # rounding, so compare with the plain solver's iterate, not its flag
+        mle = fit_glm(history.X, history.y, "poisson", l2=1.0, max_iter=500)
+    assert np.abs(mle.theta).max() < 100.0
+    np.testing.assert_allclose(policy.estimate_.theta, mle.theta, atol=0.1)
 
 
 # -- item 3: an update is a transaction -------------------------------------------

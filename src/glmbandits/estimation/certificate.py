@@ -72,7 +72,7 @@ def certified_v_norm_error(gradient: np.ndarray, eta_max: float, V_inv: np.ndarr
         return math.inf
     with np.errstate(over="ignore", invalid="ignore"):
         quadratic = float(gradient @ (V_inv @ gradient))
-    if not quadratic < math.inf or quadratic != quadratic:  # overflow: no certificate
+    if not -math.inf < quadratic < math.inf:  # overflow (±inf or NaN): no certificate
         return math.inf
     error = math.sqrt(max(quadratic, 0.0)) / kappa
     return error if error <= radius else math.inf
