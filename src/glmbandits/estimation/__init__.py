@@ -10,6 +10,8 @@ The paper's estimate is the root of the estimating equation of Li, Lu & Zhou
   (cached gradient and Hessian inverse).
 * :mod:`.lazy` — a stacked Newton solver for refits that are due rarely (lazy
   schedules, and many batch replicates at once).
+* :mod:`.convergence` — the one convergence rule every solver applies (gradient;
+  without ridge also the Newton step in the linear predictors and a finite MLE).
 * :mod:`.certificate` — a certified bound on ``‖θ - θ̂‖_V`` from one exact
   gradient, behind the policies' ``refit_tol``.
 * :mod:`.history` — the samples (X_i, Y_i), grown geometrically.
@@ -18,6 +20,8 @@ The paper's estimate is the root of the estimating equation of Li, Lu & Zhou
 * :mod:`.schedule` — when to refit (every round, or rarely: det V doubled).
 * :mod:`.estimates` — :class:`GLMEstimate` and :class:`RidgeEstimate`, the
   objects policies hold.
+* :mod:`.checkpoint` — cheap checkpoints of that state, so that a failed
+  ``Policy.update`` changes nothing.
 """
 
 from .estimates import GLMEstimate, RidgeEstimate

@@ -70,7 +70,11 @@ def certified_v_norm_error(gradient: np.ndarray, eta_max: float, V_inv: np.ndarr
     kappa = _curvature_floor(eta_max + radius, family, kappa_cache)
     if not kappa > 0.0:
         return math.inf
-    error = math.sqrt(max(float(gradient @ (V_inv @ gradient)), 0.0)) / kappa
+    with np.errstate(over="ignore", invalid="ignore"):
+        quadratic = float(gradient @ (V_inv @ gradient))
+    if not -math.inf < quadratic < math.inf:  # overflow (±inf or NaN): no certificate
+        return math.inf
+    error = math.sqrt(max(quadratic, 0.0)) / kappa
     return error if error <= radius else math.inf
 
 
@@ -104,11 +108,14 @@ def certified_v_norm_errors(gradients: np.ndarray, eta_max: np.ndarray, V_inv: n
     if l2 <= 0.0:
         return np.full(gradients.shape[0], math.inf)
     column = gradients[:, :, None]
-    quadratic = np.matmul(np.swapaxes(column, 1, 2), np.matmul(V_inv, column))[:, 0, 0]
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow: no certificate (below)
+        quadratic = np.matmul(np.swapaxes(column, 1, 2), np.matmul(V_inv, column))[:, 0, 0]
     errors = []
     for square, rho, eta in zip(quadratic.tolist(), radius.tolist(), eta_max.tolist()):
         error = math.inf  # row by row in scalar arithmetic: the same whatever r is
-        if 0.0 < rho <= MAX_CERTIFY_RADIUS:
+        # an overflowed quadratic form (±inf or NaN, e.g. Poisson weights e^η of a far
+        # iterate) certifies nothing
+        if 0.0 < rho <= MAX_CERTIFY_RADIUS and -math.inf < square < math.inf:
             kappa = _curvature_floor(eta + rho, family, kappa_cache)
             if kappa > 0.0:
                 bound = math.sqrt(max(square, 0.0)) / kappa

@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from ..families import GLMFamily
+from .checkpoint import Checkpoint, checkpoint
 from .gram import inverse_gram, sherman_morrison_update
 from .history import SampleHistory
 from .incremental import IncrementalMLE
@@ -97,10 +98,22 @@ class GLMEstimate:
         self.n_failed_fits_ = 0
 
     def add(self, x: np.ndarray, reward: float) -> None:
-        """Store one sample, update V⁻¹ by one rank-one step and log det V."""
+        """Store one sample, update V⁻¹ by one rank-one step and log det V.
+
+        ``log det V`` grows by ``log(1 + x'V⁻¹x)`` (matrix determinant lemma). With
+        ``l2 == 0`` and an early, rank-deficient design, V⁻¹ starts as a floored
+        pseudo-inverse (:func:`~glmbandits.estimation.inverse_gram`) whose rank-one
+        updates can lose positive definiteness in rounding (``x'V⁻¹x < 0``, even
+        ``< -1``): V⁻¹ and log det V are then formed again directly from the samples.
+        """
         self.history.append(x, reward)
         if self.V_inv_ is not None:
-            self.log_det_V_ += math.log1p(sherman_morrison_update(self.V_inv_, x))
+            quadratic = sherman_morrison_update(self.V_inv_, x)
+            if quadratic >= 0.0:
+                self.log_det_V_ += math.log1p(quadratic)
+            else:
+                self.V_inv_ = inverse_gram(self.history.X, self.l2)
+                self.log_det_V_ = -float(np.linalg.slogdet(self.V_inv_)[1])
         self.stale_ = True
 
     @property
@@ -141,6 +154,11 @@ class GLMEstimate:
         (when not given and ``X`` is not :attr:`history`, :meth:`_certificate_V_inv`
         keeps its own copy by rank-one updates).
         """
+        journal = self.__dict__.get("_journal_")
+        if journal is not None:  # inside a Policy.update: copy the solver caches on write
+            journal.save_once("solver_", self._solver_copy)
+            if self.newton_ is not None:
+                journal.save_once("newton_", self.newton_.copy)
         if self.newton_ is not None:
             return self._refit_lazy(X, y, V_inv)
         solver = self.solver_
@@ -198,6 +216,26 @@ class GLMEstimate:
         self.cert_V_inv_, self.cert_n_ = cached, n
         return cached
 
+    def _checkpoint(self) -> Checkpoint:
+        """A checkpoint for a transactional ``Policy.update`` (:mod:`.checkpoint`).
+
+        O(d²): the attribute dict, ``V⁻¹`` and the history's length; the solver
+        caches are copied only if a refit runs before the checkpoint is released.
+        """
+        record = checkpoint(self)
+        self._journal_ = record
+        record.on_release = self._end_journal
+        return record
+
+    def _end_journal(self) -> None:
+        self.__dict__.pop("_journal_", None)
+
+    def _solver_copy(self) -> IncrementalMLE:
+        clone = self.solver_.copy()
+        if self.solver_.theta_ is self.theta_:
+            clone.theta_ = self.theta_
+        return clone
+
     def copy(self) -> "GLMEstimate":
         """An independent deep copy."""
         clone = GLMEstimate.__new__(GLMEstimate)
@@ -224,6 +262,10 @@ class RidgeEstimate:
         self.V_inv_ = np.eye(n_features) / l2
         self.b_ = np.zeros(n_features)
         self.theta_ = np.zeros(n_features)
+
+    def _checkpoint(self) -> Checkpoint:
+        """A checkpoint for a transactional ``Policy.update`` (:mod:`.checkpoint`)."""
+        return checkpoint(self)
 
     def add(self, x: np.ndarray, reward: float) -> None:
         sherman_morrison_update(self.V_inv_, x)

@@ -8,6 +8,8 @@ once directly.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from scipy import linalg
 
@@ -59,3 +61,52 @@ def inverse_gram(X: np.ndarray, l2: float = 0.0) -> np.ndarray:
     floor = 1e-10 * max(1.0, float(eigenvalues[-1]))
     inverse = (eigenvectors / np.maximum(eigenvalues, floor)) @ eigenvectors.T
     return 0.5 * (inverse + inverse.T)
+
+
+def jittered_cholesky_solve(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray | None:
+    """``(H + jI)⁻¹ b`` for a symmetric PSD H by Cholesky, with the smallest jitter that works.
+
+    ``j = 0`` first; while H is numerically singular (or the solve is not finite),
+    ``j`` starts at ``1e-10 · trace(H)/d`` and grows by 100 each time (as
+    scikit-learn's ``NewtonCholeskySolver`` fallback). None if 20 tries fail
+    (e.g. H is not finite). Used by the Newton steps of eq. (3) (Li, Lu & Zhou
+    2017), where H is the Hessian ``Σ μ'(X_i'θ) X_i X_i' + λI``.
+    """
+    d = matrix.shape[0]
+    scale = max(float(np.trace(matrix)) / d, 1e-300)
+    jitter = 0.0
+    for _ in range(20):
+        try:
+            factor = linalg.cho_factor(matrix + jitter * np.eye(d), lower=True,
+                                       check_finite=False)
+            solution = linalg.cho_solve(factor, rhs, check_finite=False)
+            if np.all(np.isfinite(solution)):
+                return solution
+        except (linalg.LinAlgError, ValueError):
+            pass
+        jitter = scale * 1e-10 if jitter == 0.0 else jitter * 100.0
+    return None
+
+
+def solve_spd(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """``H⁻¹ b`` for a symmetric positive (semi)definite H that may be numerically singular.
+
+    An LU solve (``numpy.linalg.solve``) when it succeeds with a finite result;
+    otherwise (e.g. Poisson weights ``e^η`` so large that the ridge is lost in
+    rounding) :func:`jittered_cholesky_solve`; as a last resort ``b`` divided by
+    the mean diagonal of H (a finite, steepest-descent-like answer). Never raises
+    ``LinAlgError``.
+    """
+    try:
+        solution = np.linalg.solve(matrix, rhs)
+        if np.all(np.isfinite(solution)):
+            return solution
+    except np.linalg.LinAlgError:
+        pass
+    solution = jittered_cholesky_solve(matrix, rhs)
+    if solution is not None:
+        return solution
+    with np.errstate(all="ignore"):
+        scale = float(np.trace(matrix)) / matrix.shape[0]
+    scale = scale if math.isfinite(scale) and scale > 0.0 else 1.0
+    return np.nan_to_num(rhs / scale, nan=0.0, posinf=0.0, neginf=0.0)

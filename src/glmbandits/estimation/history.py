@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .checkpoint import Checkpoint
+
 
 class SampleHistory:
     """Append-only (X, y) buffers whose capacity doubles when full.
@@ -25,6 +27,10 @@ class SampleHistory:
         self._X[self.n] = x
         self._y[self.n] = reward
         self.n += 1
+
+    def _checkpoint(self) -> Checkpoint:
+        """Only the attribute dict: appends write beyond ``n`` or into new buffers."""
+        return Checkpoint(self, self.__dict__.copy())
 
     @property
     def X(self) -> np.ndarray:

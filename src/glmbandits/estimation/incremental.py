@@ -26,10 +26,13 @@ less work per refit:
   of the samples (twice the BLAS gemv speed for small d), and for the logistic
   link on ``tanh`` rather than scipy's slower ``expit``.
 * **The gradient test is exact**: every candidate is accepted only after its
-  gradient has been computed on all n samples, so a converged result solves
-  eq. (3) to tolerance exactly as the plain solver's does. When a step fails to
-  halve the gradient, ``A`` is re-formed exactly at the current point; when even
-  that fails (separable data, the MLE escaping to infinity), the refit falls back
+  gradient has been computed on all n samples, by the convergence rule every
+  solver shares (:func:`~glmbandits.estimation.convergence.is_root`; with
+  ``l2 == 0`` it also checks the Newton step and the saturation bound), so a
+  converged result solves eq. (3) to tolerance exactly as the plain solver's
+  does. When a step fails to halve the gradient, ``A`` is re-formed exactly at
+  the current point; when even that fails (separable data, the MLE escaping to
+  infinity), the refit falls back
   to the robust line-search Newton solver, whose behaviour (and warnings
   upstream) are then unchanged.
 
@@ -57,6 +60,7 @@ from scipy import linalg
 
 from ..families import GLMFamily, LogisticFamily
 from .certificate import KAPPA_GRID, MAX_CERTIFY_RADIUS, certified_v_norm_error
+from .convergence import is_root
 from .mle import GLMFit, solve_estimating_equation
 
 __all__ = ["IncrementalMLE"]
@@ -336,7 +340,7 @@ class IncrementalMLE:
         # With a certificate, the max-norm of the first gradient is only needed if
         # progress has to be checked (it is never below the threshold after a new sample).
         norm = math.nan if certify else float(np.abs(gradient).max())
-        if norm <= threshold:
+        if norm <= threshold and self._is_root(X, theta, gradient, norm, threshold):
             return theta, True, 0, norm, "converged"
         for step_index in range(1, _MAX_FAST_STEPS + 1):
             if first is not None:  # step 1 was taken by the one-sample path (not accepted)
@@ -362,7 +366,10 @@ class IncrementalMLE:
                 new_norm = float(np.abs(new_gradient).max())
                 if not math.isfinite(new_norm):
                     break
-            if not new_norm > threshold:  # the certificate (nan) or the strict test
+            # the certificate (nan) or the convergence rule (the gradient; with l2 == 0
+            # also the step and a finite MLE)
+            if new_norm != new_norm or self._is_root(X, candidate, new_gradient, new_norm,
+                                                     threshold, eta_max):
                 self.theta_, self.grad_ = candidate, new_gradient
                 if step_index > _REFRESH_AFTER:  # A has gone stale: re-form it next time
                     self.hess_ = self.hess_inv_ = None
@@ -377,6 +384,30 @@ class IncrementalMLE:
             theta, gradient, norm = candidate, new_gradient, new_norm
         fit = self._fallback(X, y)
         return fit.theta, fit.converged, fit.n_iter, fit.gradient_norm, fit.message
+
+    def _is_root(self, X: np.ndarray, theta: np.ndarray, gradient: np.ndarray, norm: float,
+                 threshold: float, eta_max: float | None = None) -> bool:
+        """:func:`~glmbandits.estimation.convergence.is_root` at θ (whose gradient is given).
+
+        With ``l2 == 0`` the Newton step is measured as ``max_i |X_i'A⁻¹g|`` with
+        the cached ``A⁻¹`` (formed exactly at θ if there is none): one more pass,
+        paid only by accepted ``l2 == 0`` refits. A stale ``A`` (weights taken
+        nearer the origin) can only shrink the step by the ratio of the weights,
+        which keeps a separating ray's O(1) steps far above the tolerance.
+        """
+        if self.l2 > 0.0:
+            return is_root(norm, threshold, self.l2)
+        if eta_max is None or eta_max != eta_max:
+            eta_max = float(np.abs(X @ theta).max()) if norm <= threshold else math.inf
+
+        def step() -> float:
+            if self.hess_inv_ is None:
+                self._exact_hessian(X, X @ theta)
+                if self.hess_inv_ is None:  # numerically singular: no root certified
+                    return math.inf
+            return float(np.abs(X @ (self.hess_inv_ @ gradient)).max())
+
+        return is_root(norm, threshold, 0.0, eta_max, step, self.family.saturation)
 
     def _first_step_one_sample(self, X: np.ndarray, y: np.ndarray, V_inv: np.ndarray,
                                v_norm_tol: float) -> tuple[np.ndarray, np.ndarray, float] | None:
@@ -421,8 +452,9 @@ class IncrementalMLE:
             if kappa is None:
                 kappa = self.kappa_cache_[bucket] = self.family._kappa(bucket * KAPPA_GRID)
             kappa = min(kappa, 1.0)
-            if kappa > 0.0:
-                error = math.sqrt(max(float(new_gradient @ (V_inv @ new_gradient)), 0.0)) / kappa
+            quadratic = float(new_gradient @ (V_inv @ new_gradient))
+            if kappa > 0.0 and -math.inf < quadratic < math.inf:  # overflow certifies nothing
+                error = math.sqrt(max(quadratic, 0.0)) / kappa
                 if error <= radius and error <= v_norm_tol:
                     self.theta_, self.grad_ = candidate, new_gradient
                     return None

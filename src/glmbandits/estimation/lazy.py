@@ -32,8 +32,10 @@ previous refit left:
    replicates of a refit wave re-form together, on the whole stacked history).
 2. **Step** ``θ ← θ - A⁻¹g`` and compute the gradient at the candidate exactly on
    all n samples (one pass).
-3. **Accept** when ``max_j |g_j| <= tol·max(1, n)`` (the strict test of
-   :func:`~glmbandits.estimation.solve_estimating_equation`), or, with
+3. **Accept** by the convergence rule every solver shares
+   (:func:`~glmbandits.estimation.convergence.are_roots`: ``max_j |g_j| <=
+   tol·max(1, n)``, and with ``l2 == 0`` also a tiny Newton step in the linear
+   predictors and a finite MLE, so every row steps at least once), or, with
    ``v_norm_tol > 0``, when the exact gradient certifies
    ``‖θ - θ̂_exact‖_V <= v_norm_tol`` (:func:`~glmbandits.estimation.certificate.certified_v_norm_error`).
 4. Otherwise continue with Newton steps on the exact Hessian at the current
@@ -61,6 +63,7 @@ import numpy as np
 
 from ..families import GLMFamily, LogisticFamily
 from .certificate import MAX_CERTIFY_RADIUS, certified_v_norm_errors
+from .convergence import are_roots, stopping_threshold
 from .mle import solve_estimating_equation
 
 __all__ = ["NewtonCache", "LazyRefit", "lazy_newton_refit", "stopping_threshold"]
@@ -68,11 +71,6 @@ __all__ = ["NewtonCache", "LazyRefit", "lazy_newton_refit", "stopping_threshold"
 
 #: ``A`` is re-formed exactly at every REFORM_EVERY-th refit (see the module docstring).
 REFORM_EVERY = 4
-
-
-def stopping_threshold(tol: float, n: int) -> float:
-    """The strict bound on ``max_j |g_j|``: ``tol · max(1, n)`` (as ``solve_estimating_equation``)."""
-    return tol * max(1.0, float(n))
 
 
 @dataclass
@@ -207,8 +205,32 @@ class _Link:
 
 
 def _solve_rows(hessian: np.ndarray, gradient: np.ndarray) -> np.ndarray:
-    """``A_i⁻¹ g_i`` for every row (A symmetric positive definite)."""
-    return np.linalg.solve(hessian, gradient[:, :, None])[:, :, 0]
+    """``A_i⁻¹ g_i`` for every row (A symmetric positive definite; NaN where singular).
+
+    A numerically singular ``A_i`` (e.g. Poisson weights ``e^η`` so large that the
+    ridge is lost in rounding) gives a row of NaN, which the caller treats as a
+    failed step (that row goes to the robust solver); the other rows are solved
+    one by one, with the same LAPACK call as the stacked solve.
+    """
+    try:
+        return np.linalg.solve(hessian, gradient[:, :, None])[:, :, 0]
+    except np.linalg.LinAlgError:
+        solved = np.full(gradient.shape, np.nan)
+        for row in range(hessian.shape[0]):
+            try:
+                solved[row] = np.linalg.solve(hessian[row:row + 1],
+                                              gradient[row:row + 1, :, None])[0, :, 0]
+            except np.linalg.LinAlgError:
+                pass
+        return solved
+
+
+def _step_reach(X: np.ndarray, hessian: np.ndarray, gradient: np.ndarray) -> np.ndarray:
+    """``max_i |X_i'A⁻¹g|`` per row: the Newton step in the linear predictors (l2 == 0)."""
+    step = _solve_rows(hessian, gradient)
+    with np.errstate(invalid="ignore"):
+        reach = np.abs(np.matmul(X, step[:, :, None])).max(axis=(1, 2))
+    return np.where(np.isnan(reach), np.inf, reach)
 
 
 def _weighted_gram(X: np.ndarray, weights: np.ndarray) -> np.ndarray:
@@ -216,6 +238,9 @@ def _weighted_gram(X: np.ndarray, weights: np.ndarray) -> np.ndarray:
     return np.matmul(np.swapaxes(X * weights, 1, 2), X)
 
 
+# Far iterates (Poisson weights e^η of an overshooting step) can overflow the stacked
+# products: such rows fail the acceptance tests and go to the robust solver.
+@np.errstate(over="ignore", invalid="ignore")
 def lazy_newton_refit(X: np.ndarray, y: np.ndarray, cache: NewtonCache, family: GLMFamily,
                       l2: float, tol: float = 1e-8, *, V_inv: np.ndarray | None = None,
                       v_norm_tol: float | np.ndarray = 0.0, kappa_cache: dict | None = None,
@@ -237,7 +262,8 @@ def lazy_newton_refit(X: np.ndarray, y: np.ndarray, cache: NewtonCache, family: 
     family : GLMFamily
         The link μ.
     l2 : float
-        Ridge λ > 0.
+        Ridge λ >= 0 (policies use the lazy solver with λ > 0; with λ = 0 the
+        rule also checks the step and the saturation bound).
     tol : float
         Strict stopping rule ``max_j |g_j| <= tol·max(1, n)``.
     V_inv : ndarray of shape (r, d, d), optional
@@ -317,7 +343,9 @@ def lazy_newton_refit(X: np.ndarray, y: np.ndarray, cache: NewtonCache, family: 
     # Work arrays may be the cache's own: they are replaced, never written into (the
     # cache's rows are written only once accepted, when they have left the working set).
     norm = np.abs(gradient).max(axis=1)
-    converged = norm <= threshold
+    # The convergence rule (:func:`~glmbandits.estimation.convergence.are_roots`); with
+    # l2 == 0 it also needs the Newton step, measured at the candidates: every row steps.
+    converged = are_roots(norm, threshold, l2) if l2 > 0.0 else np.zeros(r, dtype=bool)
     n_steps = np.zeros(r, dtype=np.int64)
     failed = np.zeros(r, dtype=bool)
     if converged.any():
@@ -342,10 +370,14 @@ def lazy_newton_refit(X: np.ndarray, y: np.ndarray, cache: NewtonCache, family: 
         new_gradient += l2 * candidate
         new_norm = np.abs(new_gradient).max(axis=1)
         n_steps[index if all_live else index[live]] += 1
-        accept = new_norm <= threshold_w
+        eta_max = np.abs(eta).max(axis=(1, 2)) if certify or l2 == 0.0 else None
+        accept = are_roots(new_norm, threshold_w, l2, eta_max,
+                           lambda rows: _step_reach(work_X[rows], hessian_w[rows],
+                                                    new_gradient[rows]),
+                           family.saturation)
         if certify:
-            errors = certified_v_norm_errors(new_gradient, np.abs(eta).max(axis=(1, 2)),
-                                             work_V_inv, family, l2, radius_w, kappa_cache)
+            errors = certified_v_norm_errors(new_gradient, eta_max, work_V_inv, family, l2,
+                                             radius_w, kappa_cache)
             accept |= errors <= v_tol_w
         if not all_live:
             accept &= live

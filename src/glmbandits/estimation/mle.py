@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import linalg
 
 from .._validation import (
     as_float_array,
@@ -38,6 +37,8 @@ from .._validation import (
 )
 from ..exceptions import ConvergenceWarning
 from ..families import GLMFamily, get_family
+from .convergence import is_root, stopping_threshold
+from .gram import jittered_cholesky_solve
 
 __all__ = [
     "GLMFit",
@@ -47,8 +48,6 @@ __all__ = [
 ]
 
 _ARMIJO = 1e-4
-#: Newton step (relative to 1 + max|θ|) below which a small gradient is a true root.
-_STEP_TOL = 1e-4
 _MAX_BACKTRACKS = 40
 
 
@@ -107,20 +106,10 @@ def _objective(X: np.ndarray, y: np.ndarray, family: GLMFamily, l2: float,
 
 def _newton_direction(hessian: np.ndarray, gradient: np.ndarray) -> np.ndarray:
     """Solve H p = -g by Cholesky, adding jitter λI while H is numerically singular."""
-    d = hessian.shape[0]
-    scale = max(float(np.trace(hessian)) / d, 1e-300)
-    jitter = 0.0
-    for _ in range(20):
-        try:
-            factor = linalg.cho_factor(hessian + jitter * np.eye(d), lower=True,
-                                       check_finite=False)
-            step = -linalg.cho_solve(factor, gradient, check_finite=False)
-            if np.all(np.isfinite(step)):
-                return step
-        except linalg.LinAlgError:
-            pass
-        jitter = scale * 1e-10 if jitter == 0.0 else jitter * 100.0
-    return -gradient / scale
+    step = jittered_cholesky_solve(hessian, gradient)
+    if step is not None:
+        return -step
+    return -gradient / max(float(np.trace(hessian)) / hessian.shape[0], 1e-300)
 
 
 def solve_estimating_equation(
@@ -134,18 +123,39 @@ def solve_estimating_equation(
 ) -> GLMFit:
     """Newton solver behind :func:`fit_glm`, without input checks or warnings.
 
-    Policies call this directly on their own (already validated) history. The
-    stopping test is ``max_i |g_i| <= tol * max(1, n)`` on the gradient ``g`` of
-    the objective (the residual of eq. (3) with the ridge term); with ``l2 == 0``
-    the Newton step must also be tiny, because on separable data the gradient
-    vanishes along a ray to infinity while the Newton step stays of order one.
-    With ``l2 == 0`` the iteration also stops, with ``converged=False``, once a linear predictor
-    passes the family's saturation bound (the MLE is escaping to infinity, i.e.
-    the data are separable); the last iterate inside the bound is returned.
+    Policies call this directly on their own (already validated) history. An
+    iterate is accepted by the one convergence rule of
+    :func:`glmbandits.estimation.convergence.is_root` (Li, Lu & Zhou 2017,
+    eq. (3)): ``max_i |g_i| <= tol * max(1, n)`` on the gradient ``g`` of the
+    objective, and with ``l2 == 0`` also a tiny Newton step in the linear
+    predictors and a finite MLE (on separable data the gradient vanishes along
+    a ray to infinity while the Newton step stays of order one). With
+    ``l2 == 0`` the iteration also stops, with ``converged=False``, once a
+    linear predictor passes the family's saturation bound (the MLE is escaping
+    to infinity, i.e. the data are separable); the last iterate inside the
+    bound is returned.
+
+    A warm start ``theta0`` that does not lead to a root (for instance the
+    runaway iterate of earlier, separable data, where μ' vanishes and every
+    Newton step leaves the saturation bound) is abandoned: the solver restarts
+    from zero and keeps that result when it converges.
     """
+    fit = _newton(X, y, family, l2, theta0, tol, max_iter)
+    if fit.converged or theta0 is None or not np.any(theta0):
+        return fit
+    restart = _newton(X, y, family, l2, None, tol, max_iter)
+    if not restart.converged:
+        return fit
+    return GLMFit(restart.theta, True, fit.n_iter + restart.n_iter, restart.gradient_norm,
+                  "converged (restarted from zero: the warm start did not lead to a root)")
+
+
+def _newton(X: np.ndarray, y: np.ndarray, family: GLMFamily, l2: float,
+            theta0: np.ndarray | None, tol: float, max_iter: int) -> GLMFit:
+    """Newton's method with Armijo backtracking from ``theta0`` (zeros if None)."""
     n, d = X.shape
     theta = np.zeros(d) if theta0 is None else np.array(theta0, dtype=np.float64)
-    threshold = tol * max(1.0, float(n))
+    threshold = stopping_threshold(tol, n)
     value = _objective(X, y, family, l2, theta)
     n_iter = 0
     gradient_norm = np.inf
@@ -154,7 +164,7 @@ def solve_estimating_equation(
         gradient = X.T @ (family.mean(eta) - y) + l2 * theta
         gradient_norm = float(np.max(np.abs(gradient)))
         small_gradient = gradient_norm <= threshold
-        if small_gradient and l2 > 0.0:  # strongly convex: a small gradient is a solution
+        if l2 > 0.0 and is_root(gradient_norm, threshold, l2):
             return GLMFit(theta, True, n_iter, gradient_norm, "converged")
         if n_iter >= max_iter and not small_gradient:
             return GLMFit(theta, False, n_iter, gradient_norm, "max_iter reached")
@@ -165,13 +175,14 @@ def solve_estimating_equation(
         step = _newton_direction(hessian, gradient)
         if small_gradient:
             # Without a ridge a small gradient can also mean a flat objective whose
-            # infimum is at infinity (separable data: residuals vanish as |x'θ|
-            # grows). At a genuine root the Newton step is tiny as well; on a
-            # separating ray it stays of order one.
-            if np.max(np.abs(step)) <= _STEP_TOL * (1.0 + np.max(np.abs(theta))):
+            # infimum is at infinity: the rule also asks for a tiny Newton step
+            # in the linear predictors and a finite MLE.
+            if is_root(gradient_norm, threshold, l2, float(np.max(np.abs(eta))),
+                       lambda: float(np.max(np.abs(X @ step))), family.saturation):
                 return GLMFit(theta, True, n_iter, gradient_norm, "converged")
             if n_iter >= max_iter:
-                return GLMFit(theta, False, n_iter, gradient_norm, "max_iter reached")
+                return GLMFit(theta, False, n_iter, gradient_norm,
+                              "max_iter reached (the MLE may not exist: separable data)")
         slope = float(gradient @ step)
         if slope >= 0.0:  # numerical trouble: fall back to steepest descent
             step, slope = -gradient, -float(gradient @ gradient)

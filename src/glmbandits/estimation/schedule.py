@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import check_positive
+from .checkpoint import Checkpoint, checkpoint
 from .estimates import GLMEstimate
 
 __all__ = ["REFIT_MODES", "check_refit", "RarelySwitchingSnapshot"]
@@ -98,6 +99,10 @@ class RarelySwitchingSnapshot:
             self.n_refits_ += 1
             self.n_samples_ = estimate.n
         return self.theta_, self.V_inv_
+
+    def _checkpoint(self) -> Checkpoint:
+        """A checkpoint for a transactional ``Policy.update`` (:mod:`.checkpoint`)."""
+        return checkpoint(self)
 
     def copy(self) -> "RarelySwitchingSnapshot":
         """An independent copy."""

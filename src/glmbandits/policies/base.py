@@ -17,7 +17,10 @@ Interface
     reward domain.
 
 Inputs are checked before any state changes: a rejected call raises
-``ValueError``/``TypeError`` and leaves the policy exactly as it was.
+``ValueError``/``TypeError`` and leaves the policy exactly as it was. An update
+is also a transaction: if learning from an accepted sample raises (a numerical
+failure, an interrupt), the policy is restored to its state before the call
+(:mod:`glmbandits.estimation.checkpoint`).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ import numpy as np
 from .._validation import (MAX_MAGNITUDE, SeedLike, as_generator, check_contexts, check_int,
                            check_vector)
 from ..estimation import check_rewards
+from ..estimation.checkpoint import checkpoint
 from ..families import GLMFamily, get_family
 
 __all__ = ["ActionScores", "Policy", "ucb_scores", "argmax_random_tie", "gram_norms"]
@@ -224,7 +228,15 @@ class Policy(ABC):
         x = check_vector(x, self.n_features, owner, "x")
         reward = self._check_reward(reward, owner)
         self._check_sample(x, owner)
-        self._learn(x, reward)
+        # Check first, then learn as one transaction: if anything raises inside
+        # ``_learn``, the policy is put back exactly as it was before this call.
+        record = checkpoint(self)
+        try:
+            self._learn(x, reward)
+        except BaseException:
+            record.restore()
+            raise
+        record.release()
         self.n_updates_ += 1
 
     # -- hooks for subclasses --------------------------------------------

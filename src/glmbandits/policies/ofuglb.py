@@ -11,11 +11,23 @@ from .._validation import SeedLike, check_positive, check_probability
 from ..families import GLMFamily
 from .base import ActionScores, Policy
 from ..estimation.estimates import GLMEstimate
+from ..estimation.gram import solve_spd
 
 __all__ = ["OFUGLB", "RidgePotential", "optimistic_value", "screening_metric"]
 
 _NEWTON_MAX_ITER = 50
 _DUAL_MAX_ITER = 60
+
+
+def _inverse(matrix: np.ndarray) -> np.ndarray:
+    """``matrix⁻¹`` (symmetric positive definite); numerically singular: :func:`solve_spd`."""
+    try:
+        inverse = np.linalg.inv(matrix)
+        if np.all(np.isfinite(inverse)):
+            return inverse
+    except np.linalg.LinAlgError:
+        pass
+    return solve_spd(matrix, np.eye(matrix.shape[0]))
 
 
 class RidgePotential:
@@ -54,7 +66,7 @@ class RidgePotential:
         for _ in range(_NEWTON_MAX_ITER):
             grad = X.T @ (family.mean(eta) - y) + l2 * theta - s * x
             H = (X.T * family.dmean(eta)) @ X + l2 * np.eye(theta.shape[0])
-            step = np.linalg.solve(H, grad)
+            step = solve_spd(H, grad)
             decrement = float(grad @ step)
             scale = max(1.0, abs(phi))
             if decrement <= 1e-8 * scale:  # quadratic region: full step, no line search
@@ -97,13 +109,13 @@ def optimistic_value(potential: RidgePotential, x: np.ndarray, theta_hat: np.nda
 
     Returns the value ``x'θ`` and the maximiser θ (on the boundary of the set).
     """
-    q = float(x @ np.linalg.solve(H_hat, x))
+    q = float(x @ solve_spd(H_hat, x))
     if q <= 0.0 or beta <= 0.0:
         return float(x @ theta_hat), theta_hat.copy()
     target = math.sqrt(2.0 * beta)
     s = target / math.sqrt(q)
     lo, hi = 0.0, math.inf
-    theta = theta_hat + s * np.linalg.solve(H_hat, x)
+    theta = theta_hat + s * solve_spd(H_hat, x)
     for _ in range(_DUAL_MAX_ITER):
         theta, value, H = potential.tilted_minimiser(s, x, theta)
         gap = max(value - f_hat, 0.0)
@@ -113,7 +125,7 @@ def optimistic_value(potential: RidgePotential, x: np.ndarray, theta_hat: np.nda
             lo = s
         else:
             hi = s
-        q = float(x @ np.linalg.solve(H, x))
+        q = float(x @ solve_spd(H, x))
         root = math.sqrt(2.0 * gap)
         slope = s * q / root if root > 0.0 else 0.0
         s_new = s - (root - target) / slope if slope > 0.0 else math.nan
@@ -148,7 +160,7 @@ def screening_metric(potential: RidgePotential, theta_hat: np.ndarray, beta: flo
     eta = X @ theta_hat
     radius = math.sqrt(2.0 * beta)
     for _ in range(n_refine):
-        M_inv = np.linalg.inv(M)
+        M_inv = _inverse(M)
         spread = radius * np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", X, M_inv, X), 0.0))
         weights = np.minimum(family.dmean(eta - spread), family.dmean(eta + spread))
         M = (X.T * weights) @ X + l2 * np.eye(d)
@@ -286,7 +298,7 @@ class OFUGLB(Policy):
                                                              self.estimate_.theta)
         beta = self.beta()
         mean = X @ theta_hat
-        M_inv = np.linalg.inv(screening_metric(potential, theta_hat, beta))
+        M_inv = _inverse(screening_metric(potential, theta_hat, beta))
         bound = mean + math.sqrt(2.0 * beta) * np.sqrt(
             np.maximum(np.einsum("ij,jk,ik->i", X, M_inv, X), 0.0))
         ucb = bound.copy()
