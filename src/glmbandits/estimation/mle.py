@@ -244,7 +244,7 @@ def fit_glm(
     theta0 : array-like of shape (d,), optional
         Warm start; zeros by default. When the solve from ``theta0`` does not
         converge (a far start, where μ' vanishes and Newton's method stalls), it is
-        retried from zero and the better of the two iterates is returned.
+        retried from zero, and the restart is returned when it converges.
     tol : float, default 1e-8
         Stop when the max-norm of the gradient is <= tol * max(1, n).
     max_iter : int, default 100
@@ -283,14 +283,9 @@ def fit_glm(
     # Overflow inside the solver is handled there (the line search rejects non-finite
     # objectives), so numpy's RuntimeWarnings are not the caller's business.
     with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+        # A far warm start (linear predictors deep in μ's flat tails, where μ' = 0)
+        # can stall Newton's method: the solver then restarts from zero by itself.
         result = solve_estimating_equation(X, y, family, l2, start, tol, max_iter)
-        if start is not None and not result.converged:
-            # A far warm start (linear predictors deep in μ's flat tails, where μ' = 0)
-            # can stall Newton's method: retry from zero, keep the better of the two.
-            fresh = solve_estimating_equation(X, y, family, l2, None, tol, max_iter)
-            if fresh.converged or (_objective(X, y, family, l2, fresh.theta)
-                                   < _objective(X, y, family, l2, result.theta)):
-                result = fresh
     if not np.isfinite(result.gradient_norm):
         # The gradient at the returned iterate overflows float64 (e.g. Poisson means
         # near e^700 times large features): report the largest float, not inf.

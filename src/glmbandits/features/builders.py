@@ -23,7 +23,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from .._validation import check_int
-from .base import FeatureBuilder, Standardizer, check_rows
+from .base import FeatureBuilder, Standardizer
 
 __all__ = ["UserFeatures", "ItemFeatures", "OneHotAction", "Intercept", "Concat", "Interaction",
            "UnitBall", "disjoint_features"]
