@@ -117,10 +117,8 @@ def test_ucb_glm_from_theory_regret_far_below_random_for_seeds_0_to_9():
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=False, reason="issue 12 item 1 (another branch): with l2=0 and a short "
-                                        "random phase (tau=d) the refits freeze after early "
-                                        "separable data; 13 of seeds 0-19 froze when written")
 def test_ucb_glm_from_theory_with_tau_d_tracks_the_mle():
+    # Froze in 13 of seeds 0-19 before the l2=0 restart fix (issue 12 item 1).
     d, T = 5, 1500
     for seed in (16, 17, 18, 19):
         policy = UCBGLM.from_theory(d, T, theta_norm=2.0, seed=seed, tau=d)

@@ -159,6 +159,13 @@ class GLMEstimate:
             journal.save_once("solver_", self._solver_copy)
             if self.newton_ is not None:
                 journal.save_once("newton_", self.newton_.copy)
+        # Trial steps may overflow (huge rows, Poisson means): the solvers reject
+        # non-finite candidates themselves, so numpy's warnings are not the caller's.
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            return self._refit(X, y, V_inv)
+
+    def _refit(self, X: np.ndarray, y: np.ndarray, V_inv: np.ndarray | None) -> np.ndarray:
+        """:meth:`refit_on` without the floating-point error handling."""
         if self.newton_ is not None:
             return self._refit_lazy(X, y, V_inv)
         solver = self.solver_

@@ -25,6 +25,7 @@ failure, an interrupt), the policy is restored to its state before the call
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,12 +33,17 @@ from typing import Any
 import numpy as np
 
 from .._validation import (MAX_MAGNITUDE, SeedLike, as_generator, check_contexts, check_int,
-                           check_vector)
+                           check_vector, format_value)
 from ..estimation import check_rewards
 from ..estimation.checkpoint import checkpoint
 from ..families import GLMFamily, get_family
 
 __all__ = ["ActionScores", "Policy", "ucb_scores", "argmax_random_tie", "gram_norms"]
+
+
+def _norm(x: np.ndarray) -> float:
+    """Euclidean norm for messages, without overflow (entries are at most 1e50)."""
+    return float(np.linalg.norm(x))
 
 
 #: What ``ActionScores.scale`` may say about ``ucb`` and ``width``.
@@ -208,8 +214,12 @@ class Policy(ABC):
         int
             Row index of the chosen action.
         """
-        X = check_contexts(contexts, self.n_features, f"{type(self).__name__}.select")
-        action, scores, propensity = self._choose(X)
+        owner = f"{type(self).__name__}.select"
+        X = check_contexts(contexts, self.n_features, owner)
+        if self._transactional_select:
+            action, scores, propensity = self._choose_or_refuse(X, owner)
+        else:
+            action, scores, propensity = self._choose(X)
         self.last_scores_ = scores._with_family(self.family)
         self.last_propensity_ = propensity
         return action
@@ -232,12 +242,62 @@ class Policy(ABC):
         # ``_learn``, the policy is put back exactly as it was before this call.
         record = checkpoint(self)
         try:
-            self._learn(x, reward)
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                self._learn(x, reward)
+            overflowed = self._overflowed_state()
         except BaseException:
             record.restore()
             raise
+        if overflowed:
+            record.restore()
+            raise ValueError(
+                f"{owner}: learning from this sample (x of norm {format_value(_norm(x))}, "
+                f"reward {format_value(reward)}) would overflow the policy's state "
+                f"({', '.join(overflowed)}); the policy is unchanged. The theory assumes "
+                "||x|| <= 1: rescale the features (e.g. glmbandits.features.UnitBall)")
         record.release()
         self.n_updates_ += 1
+
+    #: Learned attributes that ``update`` checks for overflow after ``_learn`` (the
+    #: policies whose update is a closed-form online step; refitted estimates are
+    #: kept finite by their solvers). A non-finite value rolls the update back.
+    _finite_state: tuple[str, ...] = ()
+
+    #: Policies whose scoring runs an inner optimisation that can overflow on
+    #: extreme rows set this: ``select`` then runs as a transaction and refuses
+    #: (state unchanged) a round whose scores are not finite.
+    _transactional_select: bool = False
+
+    def _choose_or_refuse(self, X: np.ndarray, owner: str) -> tuple[int, ActionScores, float]:
+        """:meth:`_choose` as a transaction: non-finite scores undo it and raise ``ValueError``."""
+        record = checkpoint(self)
+        try:
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                action, scores, propensity = self._choose(X)
+        except BaseException:
+            record.restore()
+            raise
+        if not (np.isfinite(scores.ucb).all() and np.isfinite(scores.mean).all()
+                and np.isfinite(scores.width).all() and math.isfinite(propensity)):
+            record.restore()
+            rows = np.flatnonzero(~(np.isfinite(scores.ucb) & np.isfinite(scores.mean)))
+            raise ValueError(
+                f"{owner}: the scores of rows {rows.tolist()} overflow float64 (row norms "
+                f"{[format_value(_norm(X[i])) for i in rows[:3]]}); the policy is unchanged. "
+                "The theory assumes ||x|| <= 1: rescale the features "
+                "(e.g. glmbandits.features.UnitBall)")
+        record.release()
+        return action, scores, propensity
+
+    def _overflowed_state(self) -> list[str]:
+        """Names in :attr:`_finite_state` whose value is no longer finite."""
+        bad = []
+        for name in self._finite_state:
+            value = getattr(self, name)
+            if not (math.isfinite(value) if isinstance(value, float)
+                    else bool(np.isfinite(value).all())):
+                bad.append(name)
+        return bad
 
     # -- hooks for subclasses --------------------------------------------
     @abstractmethod

@@ -87,6 +87,8 @@ class ECOLog(Policy):
     #: The practical default of ``alpha`` (see the parameter's description).
     PRACTICAL_ALPHA = 0.05
 
+    _finite_state = ("W_", "W_inv_", "theta_", "loss_gap_")
+
     def __init__(self, n_features: int, family: Any = "logistic", alpha: float = PRACTICAL_ALPHA,
                  radius: float = 3.0, l2: float = 5.0, delta: float = 0.05,
                  seed: SeedLike = None) -> None:

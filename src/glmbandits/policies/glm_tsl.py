@@ -90,8 +90,17 @@ class GLMTSL(Policy):
         if self.estimate_.n < self.tau:
             return self._choose_max(tied_scores(X.shape[0]))
         theta = self.estimate_.theta
-        factor = np.linalg.cholesky(self.hessian())  # H = L L'
         noise = self.rng_.standard_normal((self.n_features, 1 + self.n_propensity_samples))
+        with np.errstate(over="ignore", invalid="ignore"):
+            hessian = self.hessian()
+        try:
+            if not np.isfinite(hessian).all():
+                raise np.linalg.LinAlgError("the Hessian overflows")
+            factor = np.linalg.cholesky(hessian)  # H = L L'
+        except np.linalg.LinAlgError:
+            # μ' so large (huge rows, Poisson) that H overflows: the Laplace posterior
+            # N(θ̂, H⁻¹) has collapsed onto its mode, so every draw is θ̂.
+            return thompson_choice(X, theta, np.repeat(theta[:, None], noise.shape[1], axis=1))
         # L'⁻¹ξ ~ N(0, H⁻¹); numpy's solve is much faster than scipy's solve_triangular
         # for the small d of a bandit (per-call overhead dominates).
         draws = theta[:, None] + self.a * np.linalg.solve(factor.T, noise)

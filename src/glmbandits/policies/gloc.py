@@ -68,6 +68,8 @@ class GLOC(Policy):
     True
     """
 
+    _finite_state = ("V_", "V_inv_", "b_", "theta_", "theta_online_")
+
     def __init__(self, n_features: int, family: Any = "logistic", alpha: float = 1.0,
                  radius: float = 3.0, kappa: float | None = None, l2: float = 1.0,
                  seed: SeedLike = None) -> None:

@@ -65,6 +65,8 @@ class LaplaceTS(Policy):
     (True, 1.0)
     """
 
+    _finite_state = ("m_", "q_")
+
     def __init__(self, n_features: int, family: Any = "logistic", prior_precision: float = 1.0,
                  exploration: float = 1.0, n_propensity_samples: int = 32,
                  seed: SeedLike = None) -> None:

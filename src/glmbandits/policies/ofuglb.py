@@ -260,6 +260,9 @@ class OFUGLB(Policy):
     #: The practical default of ``beta_scale``.
     PRACTICAL_BETA_SCALE = 0.1
 
+    _finite_state = ("lipschitz_",)
+    _transactional_select = True
+
     def __init__(self, n_features: int, family: Any = "logistic",
                  beta_scale: float = PRACTICAL_BETA_SCALE, radius: float = 3.0, l2: float = 1.0,
                  delta: float = 0.05, seed: SeedLike = None) -> None:

@@ -116,6 +116,8 @@ class RSGLinCB(Policy):
     #: The practical default of ``warmup_constant`` (see the class docstring).
     PRACTICAL_WARMUP_CONSTANT = 1e-4
 
+    _finite_state = ("H_inv_", "logdet_H_")
+
     def __init__(self, n_features: int, family: Any = "logistic", horizon: int = 10_000,
                  radius: float = 3.0, kappa: float | None = None, beta: float | None = None,
                  gamma: float | None = None, l2: float = 0.5, doubling: float = 0.5,
