@@ -65,8 +65,8 @@ class ActionScores:
     ----------
     ucb : ndarray
         The index the policy ranks actions by (``mean + width`` for UCB rules;
-        ``x'θ̃`` of the deciding draw for Thompson sampling; ``-inf`` for an
-        action RS-GLinCB has eliminated).
+        ``x'θ̃`` of the deciding draw for Thompson sampling; for an action
+        RS-GLinCB has eliminated, a finite value below every surviving action).
     mean : ndarray
         The estimated linear predictor ``x'θ̂``.
     width : ndarray
@@ -111,8 +111,8 @@ class ActionScores:
         """The upper end on the reward scale for every action.
 
         * ``scale == "linear"``: ``μ(mean + width)``, μ of the UCB (equal to
-          ``μ(ucb)`` wherever ``ucb = mean + width``; finite where RS-GLinCB
-          marks an eliminated action with ``ucb = -inf``, and μ of the warm-up
+          ``μ(ucb)`` wherever ``ucb = mean + width``; for RS-GLinCB, μ of the
+          bound whatever value marks an eliminated action, and μ of the warm-up
           index ``x'θ̂_w + ‖x‖`` during its warm-up rounds).
         * ``scale == "reward"``: ``μ(mean) + width`` (the rule's own bound, which
           is already on the reward scale) clipped into the family's range of means.
