@@ -271,15 +271,21 @@ class Policy(ABC):
     def _choose_or_refuse(self, X: np.ndarray, owner: str) -> tuple[int, ActionScores, float]:
         """:meth:`_choose` as a transaction: non-finite scores undo it and raise ``ValueError``."""
         record = checkpoint(self)
+        rng_state = self.rng_.bit_generator.state  # a checkpoint does not cover the generator
+
+        def undo() -> None:
+            record.restore()
+            self.rng_.bit_generator.state = rng_state
+
         try:
             with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
                 action, scores, propensity = self._choose(X)
         except BaseException:
-            record.restore()
+            undo()
             raise
         if not (np.isfinite(scores.ucb).all() and np.isfinite(scores.mean).all()
                 and np.isfinite(scores.width).all() and math.isfinite(propensity)):
-            record.restore()
+            undo()
             rows = np.flatnonzero(~(np.isfinite(scores.ucb) & np.isfinite(scores.mean)))
             raise ValueError(
                 f"{owner}: the scores of rows {rows.tolist()} overflow float64 (row norms "
