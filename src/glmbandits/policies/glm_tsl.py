@@ -46,6 +46,10 @@ class GLMTSL(Policy):
     n_propensity_samples : int, default 32
         M, the extra draws used to estimate the propensity (0: report 1).
     seed : int, Generator, SeedSequence or None
+    exploration_floor : float in [0, 1], default 0.0
+        Play an action drawn uniformly at random with probability ε (see
+        :class:`~glmbandits.policies.base.Policy`), so that the policy's own log
+        has every propensity >= ε/K and supports off-policy evaluation.
 
     References
     ----------
@@ -64,8 +68,9 @@ class GLMTSL(Policy):
 
     def __init__(self, n_features: int, family: Any = "logistic", a: float = 1.0,
                  tau: int | None = None, l2: float = 1.0, n_propensity_samples: int = 32,
-                 seed: SeedLike = None) -> None:
-        super().__init__(n_features, family, seed)
+                 seed: SeedLike = None,
+                 exploration_floor: float = 0.0) -> None:
+        super().__init__(n_features, family, seed, exploration_floor)
         owner = type(self).__name__
         self.a = check_positive(a, owner, "a")
         self.tau = 2 * self.n_features if tau is None else check_int(tau, owner, "tau", minimum=0)
@@ -86,7 +91,7 @@ class GLMTSL(Policy):
         H.flat[:: self.n_features + 1] += self.l2
         return H
 
-    def _choose(self, X: np.ndarray) -> tuple[int, ActionScores, float]:
+    def _choose(self, X: np.ndarray) -> tuple[int, ActionScores, np.ndarray]:
         if self.estimate_.n < self.tau:
             return self._choose_max(tied_scores(X.shape[0]))
         theta = self.estimate_.theta

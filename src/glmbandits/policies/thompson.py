@@ -10,7 +10,7 @@ __all__ = ["thompson_choice"]
 
 
 def thompson_choice(X: np.ndarray, mean: np.ndarray, samples: np.ndarray
-                    ) -> tuple[int, ActionScores, float]:
+                    ) -> tuple[int, ActionScores, np.ndarray]:
     """Pick ``argmax_a x_a'θ̃`` for the first sampled θ̃; estimate its propensity.
 
     Parameters
@@ -25,16 +25,18 @@ def thompson_choice(X: np.ndarray, mean: np.ndarray, samples: np.ndarray
 
     Returns
     -------
-    (action, scores, propensity)
-        ``propensity = (1 + #{m : argmax X θ̃_m = action}) / (1 + M)``, the
-        fraction of all 1 + M draws that pick the chosen action (so it is never
-        0; with M = 0 it is 1). ``scores.ucb`` holds ``X θ̃`` of the deciding draw
+    (action, scores, probabilities)
+        ``probabilities[a] = #{m in 0..M : argmax X θ̃_m = a} / (1 + M)``: the
+        Monte-Carlo estimate of Thompson sampling's action distribution from all
+        1 + M draws (the deciding one included, so the chosen action's
+        propensity is never 0; with M = 0 it is the one-hot of the action).
+        Every entry is a multiple of 1/(1 + M). ``scores.ucb`` holds ``X θ̃`` of the deciding draw
         and ``scores.width`` the difference from ``X θ̂``.
     """
     values = X @ samples  # (K, 1 + M)
     picks = np.argmax(values, axis=0)
     action = int(picks[0])
-    propensity = float(np.count_nonzero(picks == action)) / picks.shape[0]
+    probabilities = np.bincount(picks, minlength=X.shape[0]) / picks.shape[0]
     centre = X @ mean
     sampled = values[:, 0]
-    return action, ActionScores(ucb=sampled, mean=centre, width=sampled - centre), propensity
+    return action, ActionScores(ucb=sampled, mean=centre, width=sampled - centre), probabilities
