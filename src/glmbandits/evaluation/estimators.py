@@ -167,7 +167,7 @@ def _target(policy: Any, log: LoggedBanditData, owner: str, actions: np.ndarray 
 def _diagnose(weights: np.ndarray, log: LoggedBanditData, target: _Target,
               owner: str) -> OverlapDiagnostics:
     diagnostics = overlap_diagnostics(weights, log.propensities, target.at_logged)
-    warn_if_poor_overlap(diagnostics, owner)
+    warn_if_poor_overlap(diagnostics, owner, stacklevel=4)  # the estimator's caller
     return diagnostics
 
 

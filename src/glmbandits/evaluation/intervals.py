@@ -141,12 +141,16 @@ def overlap_diagnostics(weights: np.ndarray, propensities: np.ndarray,
                               float(np.mean(unsupported)), n)
 
 
-def warn_if_poor_overlap(diagnostics: OverlapDiagnostics, owner: str) -> None:
-    """Issue a :class:`PoorOverlapWarning` naming the reasons when overlap is poor."""
+def warn_if_poor_overlap(diagnostics: OverlapDiagnostics, owner: str,
+                         stacklevel: int = 3) -> None:
+    """Issue a :class:`PoorOverlapWarning` naming the reasons when overlap is poor.
+
+    ``stacklevel`` counts from this function (3: the caller of its caller).
+    """
     if diagnostics.poor:
         warnings.warn(f"{owner}: overlap between the log and the evaluated policy is too poor "
                       f"for the estimate to mean anything: {'; '.join(diagnostics.reasons())} "
-                      f"({diagnostics})", PoorOverlapWarning, stacklevel=3)
+                      f"({diagnostics})", PoorOverlapWarning, stacklevel=stacklevel)
 
 
 def z_value(confidence: float, owner: str) -> float:
