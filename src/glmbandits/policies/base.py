@@ -245,7 +245,7 @@ class Policy(ABC):
         The distribution the last ``select`` drew its action from: exact for
         rules that break ties uniformly (1/m on each of m tied maxima), a
         Monte-Carlo estimate for Thompson sampling (see
-        :func:`glmbandits.policies.thompson.thompson_choice` for the number of
+        :func:`glmbandits.policies.thompson.thompson_distribution` for the number of
         draws), mixed with the exploration floor.
     last_propensity_ : float or None
         ``last_probabilities_[a]`` of the chosen action a.

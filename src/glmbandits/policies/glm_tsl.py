@@ -9,7 +9,7 @@ import numpy as np
 from .._validation import SeedLike, check_int, check_positive
 from .base import ActionScores, Policy, tied_scores
 from ..estimation.estimates import GLMEstimate
-from .thompson import thompson_choice
+from .thompson import thompson_distribution
 
 __all__ = ["GLMTSL"]
 
@@ -28,7 +28,7 @@ class GLMTSL(Policy):
 
     The propensity of the chosen action is a Monte-Carlo estimate from
     ``n_propensity_samples`` extra draws of θ̃ (see
-    :func:`glmbandits.policies.thompson.thompson_choice`).
+    :func:`glmbandits.policies.thompson.thompson_distribution`).
 
     Per-round cost: O(n_t d²) for the refit and the Hessian, O(d³) for its
     Cholesky factor, O(K d (1 + M)) to score M + 1 draws.
@@ -105,11 +105,12 @@ class GLMTSL(Policy):
         except np.linalg.LinAlgError:
             # μ' so large (huge rows, Poisson) that H overflows: the Laplace posterior
             # N(θ̂, H⁻¹) has collapsed onto its mode, so every draw is θ̂.
-            return thompson_choice(X, theta, np.repeat(theta[:, None], noise.shape[1], axis=1))
+            return thompson_distribution(X, theta,
+                                         np.repeat(theta[:, None], noise.shape[1], axis=1))
         # L'⁻¹ξ ~ N(0, H⁻¹); numpy's solve is much faster than scipy's solve_triangular
         # for the small d of a bandit (per-call overhead dominates).
         draws = theta[:, None] + self.a * np.linalg.solve(factor.T, noise)
-        return thompson_choice(X, theta, draws)
+        return thompson_distribution(X, theta, draws)
 
     def _learn(self, x: np.ndarray, reward: float) -> None:
         self.estimate_.add(x, reward)

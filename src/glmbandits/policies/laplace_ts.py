@@ -8,7 +8,7 @@ import numpy as np
 
 from .._validation import SeedLike, check_int, check_positive
 from .base import ActionScores, Policy
-from .thompson import thompson_choice
+from .thompson import thompson_distribution
 from ..estimation.online import proximal_glm_step
 
 __all__ = ["LaplaceTS"]
@@ -91,7 +91,7 @@ class LaplaceTS(Policy):
     def _choose(self, X: np.ndarray) -> tuple[int, ActionScores, np.ndarray]:
         noise = self.rng_.standard_normal((self.n_features, 1 + self.n_propensity_samples))
         scale = np.sqrt(self.exploration / self.q_)
-        return thompson_choice(X, self.m_, self.m_[:, None] + scale[:, None] * noise)
+        return thompson_distribution(X, self.m_, self.m_[:, None] + scale[:, None] * noise)
 
     def _learn(self, x: np.ndarray, reward: float) -> None:
         self.m_ = proximal_glm_step(self.m_, x / self.q_, x, reward, self.family)
