@@ -114,6 +114,10 @@ class UCBGLM(Policy):
         Current ``V⁻¹`` (None while l2 == 0 and V has not been formed yet).
     last_scores_ : ActionScores
         ``ucb``, ``mean`` (x'θ̂) and ``width`` (α‖x‖_{V⁻¹}) of the last ``select``.
+    last_probabilities_ : ndarray of shape (K,)
+        The last round's action distribution: 1/m on each of the m actions
+        tied at the top UCB (uniform during the τ random rounds), mixed with
+        ``exploration_floor``; ``last_propensity_`` is its entry at the chosen action.
 
     References
     ----------
