@@ -161,6 +161,10 @@ class _LastScores:
                                                     width=width[r][keep].copy(),
                                                     family=policies[r].family)
             policies[r].last_propensity_ = float(self.propensities[r])
+            # The kernels' rules are argmax rules (random rounds have all-zero scores),
+            # so the round's distribution is uniform over the tied maxima.
+            tied = policies[r].last_scores_.ucb == policies[r].last_scores_.ucb.max()
+            policies[r].last_probabilities_ = tied / np.count_nonzero(tied)
 
 
 # -- kernels ----------------------------------------------------------------------------------

@@ -37,9 +37,13 @@ def register_batch_kernel(policy_class: type, builder: Callable[..., BatchKernel
 
 
 def make_batch_kernel(policies: Sequence[Policy], backend: ArrayBackend) -> BatchKernel:
-    """The registered kernel when every policy has the same registered class, else sequential."""
+    """The registered kernel when every policy has the same registered class, else sequential.
+
+    Policies with an exploration floor (ε > 0) run sequentially: the kernels
+    implement the rules without the floor's extra draws.
+    """
     classes = {type(policy) for policy in policies}
-    if len(classes) == 1:
+    if len(classes) == 1 and all(getattr(p, "exploration_floor", 0.0) == 0.0 for p in policies):
         entry = BATCH_KERNELS.get(classes.pop())
         if entry is not None and entry[1](policies):
             return entry[0](policies, backend)

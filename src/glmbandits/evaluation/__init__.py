@@ -17,11 +17,13 @@ from .estimators import (
     ips,
     snips,
     target_actions,
+    target_probabilities,
     true_value,
 )
-from .intervals import OffPolicyEstimate
+from .intervals import OffPolicyEstimate, OverlapDiagnostics, PoorOverlapWarning
 from ..data import FactoredContexts, LoggedBanditData, PaddedContexts
-from .replay import OffPolicyWarning, replay
+from .intervals import OffPolicyWarning
+from .replay import replay
 
 __all__ = [
     "LoggedBanditData",
@@ -29,11 +31,14 @@ __all__ = [
     "FactoredContexts",
     "OffPolicyEstimate",
     "OffPolicyWarning",
+    "OverlapDiagnostics",
+    "PoorOverlapWarning",
     "replay",
     "ips",
     "snips",
     "doubly_robust",
     "target_actions",
+    "target_probabilities",
     "cross_fitted_reward_model",
     "fit_on_log",
     "true_value",

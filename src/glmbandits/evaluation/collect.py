@@ -1,4 +1,4 @@
-"""Write a log by running a *stochastic* logging policy on an environment."""
+"""Write a log by running a logging rule (or a learning policy) on an environment."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import numpy as np
 
 from .._validation import SeedLike, as_generator, check_int
 from ..data import LoggedBanditData
+from ..policies.base import Policy
 
 __all__ = ["collect_log", "softmax_logging"]
 
@@ -32,13 +33,17 @@ def _uniform(contexts: np.ndarray) -> np.ndarray:
     return np.full(contexts.shape[0], 1.0 / contexts.shape[0])
 
 
-def collect_log(env: Any, horizon: int, logging: str | LoggingRule = "uniform", *,
+def collect_log(env: Any, horizon: int, logging: Any = "uniform", *,
                 seed: SeedLike = None, name: str = "collected") -> LoggedBanditData:
     """Play a logging rule on ``env`` for ``horizon`` rounds and return the log.
 
     Each round the rule maps the (K_t, d) contexts to probabilities over the
     K_t actions; the action is drawn from them, and its probability is logged
-    as the propensity. The environment's ``expected_rewards`` of every action
+    as the propensity. A :class:`~glmbandits.policies.base.Policy` can log too:
+    it chooses with its own ``select`` (and generator), its
+    ``last_propensity_`` is logged, and it learns from each reward, as it would
+    in production (a UCB policy without ``exploration_floor`` logs
+    propensity 1 in almost every round: see the overlap diagnostics). The environment's ``expected_rewards`` of every action
     (the mean rewards μ(x_{t,a}'θ*) of a synthetic problem, the full
     reward row of a classification problem) are kept as the log's
     ``reward_table``, so the true value of any policy on the log is known.
@@ -49,9 +54,10 @@ def collect_log(env: Any, horizon: int, logging: str | LoggingRule = "uniform", 
         With ``reset(seed) -> contexts``, ``step(a) -> (contexts, reward, info)``
         and an ``expected_rewards`` attribute.
     horizon : int
-    logging : "uniform" or callable
-        ``"uniform"`` (p = 1/K_t, the log replay needs) or a function
-        ``contexts -> probabilities`` (e.g. :func:`softmax_logging`).
+    logging : "uniform", callable or Policy
+        ``"uniform"`` (p = 1/K_t, the log replay needs), a function
+        ``contexts -> probabilities`` (e.g. :func:`softmax_logging`) or a
+        policy that chooses and learns (its dimension must be the env's).
     seed : int, Generator, SeedSequence or None
         Split into the environment's seed and the logging draws' seed.
 
@@ -64,8 +70,11 @@ def collect_log(env: Any, horizon: int, logging: str | LoggingRule = "uniform", 
     """
     owner = "collect_log"
     horizon = check_int(horizon, owner, "horizon", minimum=1)
-    if logging == "uniform":
-        rule: LoggingRule = _uniform
+    policy = logging if isinstance(logging, Policy) else None
+    if policy is not None:
+        rule: LoggingRule = _uniform  # unused
+    elif isinstance(logging, str) and logging == "uniform":
+        rule = _uniform
     elif callable(logging):
         rule = logging
     else:
@@ -78,19 +87,27 @@ def collect_log(env: Any, horizon: int, logging: str | LoggingRule = "uniform", 
     contexts = env.reset(seed=env_seed)
     rounds, actions, rewards, propensities, tables = [], [], [], [], []
     for _ in range(horizon):
-        probabilities = np.asarray(rule(contexts), dtype=np.float64)
         K = contexts.shape[0]
-        if probabilities.shape != (K,) or np.any(probabilities < 0) \
-                or not np.isclose(probabilities.sum(), 1.0):
-            raise ValueError(f"{owner}: logging must return {K} probabilities summing to 1, "
-                             f"got {probabilities!r}")
-        action = int(rng.choice(K, p=probabilities))
+        if policy is not None:
+            action = policy.select(contexts)
+            propensity = float(policy.last_propensity_)
+        else:
+            probabilities = np.asarray(rule(contexts), dtype=np.float64)
+            if probabilities.shape != (K,) or np.any(probabilities < 0) \
+                    or not np.isclose(probabilities.sum(), 1.0):
+                raise ValueError(f"{owner}: logging must return {K} probabilities summing to "
+                                 f"1, got {probabilities!r}")
+            action = int(rng.choice(K, p=probabilities))
+            propensity = float(probabilities[action])
         rounds.append(np.array(contexts, dtype=np.float64))
         tables.append(np.array(env.expected_rewards, dtype=np.float64))
+        chosen = rounds[-1][action]
         contexts, reward, _ = env.step(action)
+        if policy is not None:
+            policy.update(chosen, float(reward))
         actions.append(action)
         rewards.append(float(reward))
-        propensities.append(float(probabilities[action]))
+        propensities.append(propensity)
     K_max = max(table.shape[0] for table in tables)
     table = np.zeros((horizon, K_max))
     for t, row in enumerate(tables):

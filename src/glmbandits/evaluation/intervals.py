@@ -1,14 +1,156 @@
-"""Confidence intervals for the offline estimators, and the estimate they produce."""
+"""Confidence intervals and overlap diagnostics for the offline estimators, and the
+estimate they produce."""
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
 
-__all__ = ["OffPolicyEstimate", "normal_interval", "wilson_interval", "z_value",
-           "clip_to_unit"]
+from ..exceptions import GLMBanditsWarning
+
+__all__ = ["OffPolicyEstimate", "OverlapDiagnostics", "OffPolicyWarning", "PoorOverlapWarning",
+           "overlap_diagnostics", "warn_if_poor_overlap", "normal_interval", "wilson_interval",
+           "z_value", "clip_to_unit", "DETERMINISTIC_PROPENSITY", "MIN_ESS_FRACTION",
+           "MAX_UNSUPPORTED_SHARE"]
+
+
+class OffPolicyWarning(GLMBanditsWarning):
+    """An offline estimate rests on an assumption the log does not support.
+
+    For example, replay on a log whose propensities are missing or not uniform.
+    """
+
+
+class PoorOverlapWarning(OffPolicyWarning):
+    """The log barely covers the evaluated policy: the estimate should not be trusted.
+
+    Issued by every estimator when :attr:`OverlapDiagnostics.poor` holds (see
+    :data:`MIN_ESS_FRACTION` and :data:`MAX_UNSUPPORTED_SHARE`).
+    """
+
+
+#: A logged propensity at or above this counts as a (nearly) deterministic logger.
+DETERMINISTIC_PROPENSITY = 0.99
+#: Overlap is poor when the effective sample size is below this share of the rounds ...
+MIN_ESS_FRACTION = 0.01
+#: ... or when the target puts mass on untried actions in more than this share of the rounds.
+MAX_UNSUPPORTED_SHARE = 0.05
+
+
+@dataclass(frozen=True)
+class OverlapDiagnostics:
+    """How well a log covers the evaluated policy, from the importance weights.
+
+    With w_t = π(a_t | x_t) / p_t (π the target's whole action distribution at
+    round t, a_t and p_t the logged action and propensity):
+
+    Attributes
+    ----------
+    ess : float
+        Kong's effective sample size (Σ w_t)² / Σ w_t² (0 when every weight is
+        0): roughly how many uniformly weighted rounds the estimate is worth.
+    ess_fraction : float
+        ``ess / n_rounds``.
+    max_weight : float
+        The largest w_t.
+    deterministic_share : float
+        Share of rounds where the logger was (nearly) deterministic:
+        p_t >= :data:`DETERMINISTIC_PROPENSITY` (0.99).
+    unsupported_share : float
+        Share of rounds where the target puts mass on actions the logger
+        (nearly) never tries. Only the logged action's propensity is known, so
+        this is measured where it can be: rounds with p_t >= 0.99 (the other
+        actions together had at most 1% chance) in which the target's mass on
+        the other actions, 1 − π(a_t | x_t), exceeds 1e-12. The estimators see
+        nothing of that mass: IPS counts it as reward 0, SNIPS and DR
+        extrapolate into it.
+    n_rounds : int
+
+    Overlap is :attr:`poor` when ``ess_fraction < MIN_ESS_FRACTION`` (0.01) or
+    ``unsupported_share > MAX_UNSUPPORTED_SHARE`` (0.05). A deterministic logger
+    alone is not poor overlap: a log of the target itself (π = logger) has
+    weights 1 and gives the right answer; it is the target's mass off the
+    logged actions that no estimator can see.
+
+    References
+    ----------
+    Kong (1992), "A note on importance sampling using standardized weights",
+    Tech. Rep. 348, University of Chicago (the ESS); Owen (2013), "Monte Carlo
+    theory, methods and examples", Section 9.3.
+    """
+
+    ess: float
+    ess_fraction: float
+    max_weight: float
+    deterministic_share: float
+    unsupported_share: float
+    n_rounds: int
+
+    @property
+    def poor(self) -> bool:
+        """Whether overlap is too poor for an importance-weighted estimate to mean anything."""
+        return self.ess_fraction < MIN_ESS_FRACTION or \
+            self.unsupported_share > MAX_UNSUPPORTED_SHARE
+
+    def reasons(self) -> list[str]:
+        """Why overlap is poor, in words (empty when it is not)."""
+        reasons = []
+        if self.unsupported_share > MAX_UNSUPPORTED_SHARE:
+            reasons.append(
+                f"in {100 * self.unsupported_share:.1f}% of the rounds the logger was "
+                f"deterministic (p >= {DETERMINISTIC_PROPENSITY}) and the target puts mass on "
+                "actions it never tried")
+        if self.ess_fraction < MIN_ESS_FRACTION:
+            reasons.append(f"the effective sample size is {self.ess:.1f} of {self.n_rounds} "
+                           f"rounds ({100 * self.ess_fraction:.2f}% < "
+                           f"{100 * MIN_ESS_FRACTION:g}%)")
+        return reasons
+
+    def __str__(self) -> str:
+        return (f"ESS {self.ess:.1f}/{self.n_rounds}, max weight {self.max_weight:.3g}, "
+                f"deterministic {100 * self.deterministic_share:.1f}%, "
+                f"unsupported {100 * self.unsupported_share:.1f}%")
+
+
+def overlap_diagnostics(weights: np.ndarray, propensities: np.ndarray,
+                        target_logged: np.ndarray) -> OverlapDiagnostics:
+    """:class:`OverlapDiagnostics` of weights w_t, logged propensities p_t and π(a_t | x_t).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> d = overlap_diagnostics(np.array([2.0, 0.0]), np.array([0.5, 1.0]), np.array([1.0, 0.0]))
+    >>> d.ess, d.max_weight, d.deterministic_share, d.unsupported_share, d.poor
+    (1.0, 2.0, 0.5, 0.5, True)
+    """
+    n = int(weights.shape[0])
+    if n == 0:
+        return OverlapDiagnostics(0.0, 0.0, 0.0, 0.0, 0.0, 0)
+    largest = float(np.max(weights))
+    if largest > 0.0:
+        scaled = weights / largest  # (Σw)²/Σw² does not change with the scale; no overflow
+        ess = float(scaled.sum() ** 2 / np.dot(scaled, scaled))
+    else:
+        ess = 0.0
+    deterministic = propensities >= DETERMINISTIC_PROPENSITY
+    unsupported = deterministic & (1.0 - target_logged > 1e-12)
+    return OverlapDiagnostics(ess, ess / n, largest, float(np.mean(deterministic)),
+                              float(np.mean(unsupported)), n)
+
+
+def warn_if_poor_overlap(diagnostics: OverlapDiagnostics, owner: str,
+                         stacklevel: int = 3) -> None:
+    """Issue a :class:`PoorOverlapWarning` naming the reasons when overlap is poor.
+
+    ``stacklevel`` counts from this function (3: the caller of its caller).
+    """
+    if diagnostics.poor:
+        warnings.warn(f"{owner}: overlap between the log and the evaluated policy is too poor "
+                      f"for the estimate to mean anything: {'; '.join(diagnostics.reasons())} "
+                      f"({diagnostics})", PoorOverlapWarning, stacklevel=stacklevel)
 
 
 def z_value(confidence: float, owner: str) -> float:
@@ -90,9 +232,13 @@ class OffPolicyEstimate:
     n_rounds : int
         Rounds in the log.
     n_matched : int
-        Rounds where the evaluated policy chose the logged action (for replay:
-        the events it was evaluated and updated on).
+        Rounds where the evaluated policy puts mass on the logged action
+        (π(a_t|x_t) > 0; with sampled ``actions``: chose it). For replay: the
+        events it was evaluated and updated on.
     confidence : float
+    diagnostics : OverlapDiagnostics or None
+        The log's overlap with the evaluated policy (every estimator of this
+        package fills it; ``None`` only for estimates built by hand).
     """
 
     estimator: str
@@ -103,11 +249,22 @@ class OffPolicyEstimate:
     n_rounds: int
     n_matched: int
     confidence: float
+    diagnostics: OverlapDiagnostics | None = None
 
     @property
     def half_width(self) -> float:
         return 0.5 * (self.ci_high - self.ci_low)
 
+    @property
+    def poor_overlap(self) -> bool:
+        """Whether the diagnostics say the log barely covers the policy."""
+        return self.diagnostics is not None and self.diagnostics.poor
+
     def __str__(self) -> str:
-        return (f"{self.estimator}: {self.value:.4f} "
-                f"[{self.ci_low:.4f}, {self.ci_high:.4f}] ({self.n_matched}/{self.n_rounds} matched)")
+        text = (f"{self.estimator}: {self.value:.4f} [{self.ci_low:.4f}, {self.ci_high:.4f}] "
+                f"({self.n_matched}/{self.n_rounds} matched)")
+        if self.diagnostics is not None:
+            text += f"; {self.diagnostics}"
+            if self.diagnostics.poor:
+                text += " POOR OVERLAP"
+        return text

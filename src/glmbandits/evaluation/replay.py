@@ -8,19 +8,13 @@ from typing import Any
 import numpy as np
 
 from .._validation import SeedLike, as_generator
-from ..exceptions import GLMBanditsWarning
-from .intervals import (OffPolicyEstimate, clip_to_unit, normal_interval, wilson_interval,
-                        z_value)
+from .intervals import (OffPolicyEstimate, OffPolicyWarning, clip_to_unit, normal_interval,
+                        overlap_diagnostics, warn_if_poor_overlap, wilson_interval, z_value)
 from ..data import LoggedBanditData
 
 __all__ = ["OffPolicyWarning", "replay", "check_policy_matches_log"]
 
 
-class OffPolicyWarning(GLMBanditsWarning):
-    """An offline estimate rests on an assumption the log does not support.
-
-    For example, replay on a log whose propensities are missing or not uniform.
-    """
 
 
 def check_policy_matches_log(policy: Any, log: Any, owner: str) -> LoggedBanditData:
@@ -75,6 +69,9 @@ def replay(policy: Any, log: LoggedBanditData, *, confidence: float = 0.95,
     -------
     OffPolicyEstimate
         ``estimator="replay"``; ``n_matched`` is the number of events used.
+        Its diagnostics use the weights π_t(a_t|x_t)/p_t of the policy's
+        distribution at each round (p_t = 1/K_t when the log has no
+        propensities); a :class:`PoorOverlapWarning` says when they are poor.
 
     Raises
     ------
@@ -117,9 +114,14 @@ def replay(policy: Any, log: LoggedBanditData, *, confidence: float = 0.95,
     keep_probability = K / K.max()
     varying = bool(K.min() != K.max())
     matched_rewards = []
+    target_logged = np.zeros(log.n_rounds)
     for t in range(log.n_rounds):
         X = log.contexts[t]
-        if policy.select(X) != log.actions[t]:
+        chosen = policy.select(X)
+        row = getattr(policy, "last_probabilities_", None)
+        target_logged[t] = float(chosen == log.actions[t]) if row is None \
+            else float(row[log.actions[t]])
+        if chosen != log.actions[t]:
             continue
         if varying and rng.random() >= keep_probability[t]:
             continue
@@ -137,4 +139,8 @@ def replay(policy: Any, log: LoggedBanditData, *, confidence: float = 0.95,
     else:
         value, low, high, se = normal_interval(rewards, z, owner)
         low, high = clip_to_unit(low, high, rewards)
-    return OffPolicyEstimate("replay", value, low, high, se, log.n_rounds, n, float(confidence))
+    propensities = 1.0 / K if log.propensities is None else log.propensities
+    diagnostics = overlap_diagnostics(target_logged / propensities, propensities, target_logged)
+    warn_if_poor_overlap(diagnostics, owner)
+    return OffPolicyEstimate("replay", value, low, high, se, log.n_rounds, n, float(confidence),
+                             diagnostics)

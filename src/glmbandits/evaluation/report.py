@@ -9,8 +9,14 @@ log:
 * **ips / snips / dr** (train/test): a fresh policy is trained on the first
   ``train_fraction`` of the rounds (:func:`fit_on_log`, every logged event),
   then frozen and evaluated on the remaining rounds; the three estimators
-  share one draw of the policy's actions. On a full-information log the
+  share one pass of the policy over the test rounds (its whole action
+  distribution per round: expected IPS/DR). On a full-information log the
   frozen policy's exact value on the test rounds is reported as ``true``.
+
+Every row shows the overlap diagnostics (effective sample size, largest
+importance weight); a row whose overlap is too poor for the estimate to mean
+anything is marked ``POOR!`` (see
+:class:`~glmbandits.evaluation.intervals.OverlapDiagnostics`).
 """
 
 from __future__ import annotations
@@ -22,8 +28,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .._validation import SeedLike
-from .estimators import doubly_robust, fit_on_log, ips, snips, target_actions, true_value
-from .intervals import OffPolicyEstimate
+from .estimators import doubly_robust, fit_on_log, ips, snips, target_probabilities, true_value
+from .intervals import MAX_UNSUPPORTED_SHARE, MIN_ESS_FRACTION, OffPolicyEstimate
 from ..data import LoggedBanditData
 from .replay import OffPolicyWarning, replay
 
@@ -94,25 +100,30 @@ def evaluate_policies(
         if not chosen:
             continue
         policy = fit_on_log(make(name, policy_seed), train)
-        actions = target_actions(policy, test)
-        truth = true_value(policy, test, actions=actions) if test.reward_table is not None \
-            else None
+        probabilities = target_probabilities(policy, test)
+        truth = true_value(policy, test, probabilities=probabilities) \
+            if test.reward_table is not None else None
         for estimator in chosen:
             if estimator == "ips":
                 rows.append(_safe(name, "ips", truth, lambda: ips(
-                    policy, test, confidence=confidence, actions=actions)))
+                    policy, test, confidence=confidence, probabilities=probabilities)))
             elif estimator == "snips":
                 rows.append(_safe(name, "snips", truth, lambda: snips(
-                    policy, test, confidence=confidence, actions=actions)))
+                    policy, test, confidence=confidence, probabilities=probabilities)))
             else:
                 rows.append(_safe(name, "dr", truth, lambda: doubly_robust(
-                    policy, test, family=family, confidence=confidence, actions=actions)))
+                    policy, test, family=family, confidence=confidence,
+                    probabilities=probabilities)))
     return rows
 
 
 def _safe(name: str, estimator: str, truth: float | None,
           compute: Callable[[], OffPolicyEstimate]) -> EvaluationRow:
-    """Run one estimator; an undefined value (no matched event) becomes a note."""
+    """Run one estimator; an undefined value (no matched event) becomes a note.
+
+    Off-policy warnings (poor overlap included) are not repeated here: the
+    table marks those rows.
+    """
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", OffPolicyWarning)
@@ -123,24 +134,45 @@ def _safe(name: str, estimator: str, truth: float | None,
         return EvaluationRow(name, estimator, None, truth, "undefined: no matched event")
 
 
+#: The mark of a row whose overlap diagnostics are poor.
+POOR_MARK = "POOR!"
+
+
 def format_rows(rows: Sequence[EvaluationRow], confidence: float = 0.95) -> str:
-    """A plain-text table: policy, estimator, value ± half-width, interval, matched, true."""
+    """A plain-text table: policy, estimator, value ± half-width, interval, matched,
+    effective sample size, largest weight, overlap (``ok`` or ``POOR!``), true.
+
+    A footnote under the table explains ``POOR!`` when some row has it.
+    """
     level = f"{100 * confidence:g}% CI"
     header = f"{'policy':<12} {'estimator':<9} {'value':>8} {'± half':>8}  {level:<19} " \
-             f"{'matched':>11} {'true':>7}"
+             f"{'matched':>11} {'ESS':>8} {'max w':>8} {'overlap':>7} {'true':>7}"
     lines = [header, "-" * len(header)]
+    poor = False
     for row in rows:
         true = f"{row.true:7.4f}" if row.true is not None else f"{'-':>7}"
         if row.estimate is None:
             lines.append(f"{row.policy:<12} {row.estimator:<9} {'n/a':>8} {'':>8}  "
-                         f"{row.note:<31} {true}")
+                         f"{row.note:<58} {true}")
             continue
         e = row.estimate
         interval = f"[{e.ci_low:.4f}, {e.ci_high:.4f}]"
         matched = f"{e.n_matched}/{e.n_rounds}"
+        d = e.diagnostics
+        if d is None:
+            ess, largest, overlap = f"{'-':>8}", f"{'-':>8}", f"{'-':>7}"
+        else:
+            ess, largest = f"{d.ess:8.1f}", _number(d.max_weight)
+            overlap = f"{POOR_MARK if d.poor else 'ok':>7}"
+            poor = poor or d.poor
         lines.append(f"{row.policy:<12} {row.estimator:<9} {_number(e.value)} "
                      f"{_number(e.half_width)}  "
-                     f"{interval:<19} {matched:>11} {true}")
+                     f"{interval:<19} {matched:>11} {ess} {largest} {overlap} {true}")
+    if poor:
+        lines.append(f"{POOR_MARK} overlap too poor for the estimate to mean anything: effective "
+                     f"sample size below {100 * MIN_ESS_FRACTION:g}% of the rounds, or the "
+                     f"target puts mass on actions a (nearly) deterministic logger never tried "
+                     f"in more than {100 * MAX_UNSUPPORTED_SHARE:g}% of them")
     return "\n".join(lines)
 
 

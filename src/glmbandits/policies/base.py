@@ -10,11 +10,18 @@ Interface
 ``a = policy.select(contexts)``
     ``contexts`` is a (K, d) float array; K may change from round to round.
     Returns the chosen row index as an ``int``. The per-action scores of the
-    round are kept in ``policy.last_scores_`` and the probability with which
-    the chosen action was picked in ``policy.last_propensity_``.
+    round are kept in ``policy.last_scores_``, the whole action distribution of
+    the round in ``policy.last_probabilities_`` (shape (K,), summing to 1) and
+    the probability with which the chosen action was picked in
+    ``policy.last_propensity_`` (``last_probabilities_[a]``).
 ``policy.update(x, reward)``
     ``x`` is the chosen row (shape (d,)), ``reward`` a float in the family's
     reward domain.
+
+Every policy takes ``exploration_floor`` ε in [0, 1] (default 0): with
+probability ε the round's action is drawn uniformly from the K actions instead
+of by the rule, so the distribution is (1 − ε)·p + ε/K and every propensity is
+at least ε/K; a policy's own log is then usable for off-policy evaluation.
 
 Inputs are checked before any state changes: a rejected call raises
 ``ValueError``/``TypeError`` and leaves the policy exactly as it was. An update
@@ -33,12 +40,13 @@ from typing import Any
 import numpy as np
 
 from .._validation import (MAX_MAGNITUDE, SeedLike, as_generator, check_contexts, check_int,
-                           check_vector, format_value)
+                           check_real, check_vector, format_value)
 from ..estimation import check_rewards
 from ..estimation.checkpoint import checkpoint
 from ..families import GLMFamily, get_family
 
-__all__ = ["ActionScores", "Policy", "ucb_scores", "argmax_random_tie", "gram_norms"]
+__all__ = ["ActionScores", "Policy", "ucb_scores", "argmax_random_tie", "argmax_distribution",
+           "gram_norms", "check_exploration_floor"]
 
 
 def _norm(x: np.ndarray) -> float:
@@ -171,6 +179,39 @@ def argmax_random_tie(values: np.ndarray, rng: np.random.Generator) -> tuple[int
     return int(best[rng.integers(best.shape[0])]), int(best.shape[0])
 
 
+def argmax_distribution(values: np.ndarray, rng: np.random.Generator
+                        ) -> tuple[int, np.ndarray]:
+    """Index of the maximum (ties uniform at random) and the exact distribution of that choice.
+
+    The distribution puts 1/m on each of the m tied maxima and 0 elsewhere. The
+    generator is drawn from exactly as in :func:`argmax_random_tie` (only when
+    there is a tie), so the two give the same action for the same generator.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> action, p = argmax_distribution(np.array([1.0, 3.0, 3.0]), np.random.default_rng(0))
+    >>> action in (1, 2), p.tolist()
+    (True, [0.0, 0.5, 0.5])
+    """
+    best = (values == values.max()).nonzero()[0]
+    probabilities = np.zeros(values.shape[0])
+    if best.shape[0] == 1:
+        action = int(best[0])
+        probabilities[action] = 1.0
+        return action, probabilities
+    probabilities[best] = 1.0 / best.shape[0]
+    return int(best[rng.integers(best.shape[0])]), probabilities
+
+
+def check_exploration_floor(value: Any, owner: str) -> float:
+    """``exploration_floor`` as a float in [0, 1] (``TypeError``/``ValueError`` otherwise)."""
+    value = check_real(value, owner, "exploration_floor")
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"{owner}: exploration_floor must lie in [0, 1], got {value!r}")
+    return value
+
+
 class Policy(ABC):
     """Base class of every glmbandits policy.
 
@@ -187,18 +228,47 @@ class Policy(ABC):
         Reward family; rewards are checked against its domain. ``None`` accepts
         any finite reward.
     seed : int, numpy.random.Generator, SeedSequence or None
-        Source of the policy's randomness (initial random rounds, tie-breaking).
+        Source of the policy's randomness (initial random rounds, tie-breaking,
+        the exploration floor's draws).
+    exploration_floor : float in [0, 1], default 0.0
+        ε: each round, with probability ε play an action drawn uniformly from
+        the K actions instead of the rule's (one uniform number, then one
+        integer when exploring, from the policy's own generator; with ε = 0
+        nothing is drawn and the policy behaves exactly as without the option).
+        The round's distribution is (1 − ε)·p_rule + ε/K, so every logged
+        propensity is at least ε/K and the policy's log supports off-policy
+        evaluation of any other policy.
+
+    Attributes
+    ----------
+    last_probabilities_ : ndarray of shape (K,) or None
+        The distribution the last ``select`` drew its action from: exact for
+        rules that break ties uniformly (1/m on each of m tied maxima), a
+        Monte-Carlo estimate for Thompson sampling (see
+        :func:`glmbandits.policies.thompson.thompson_distribution` for the number of
+        draws), mixed with the exploration floor.
+    last_propensity_ : float or None
+        ``last_probabilities_[a]`` of the chosen action a.
+
+    References
+    ----------
+    Li, Chu, Langford & Wang (2011), WSDM: logs with known, non-degenerate
+    propensities are what off-policy evaluation needs; the ε-uniform mixture is
+    the "ε-greedy exploration" of Langford & Zhang (2007), NeurIPS.
     """
 
-    def __init__(self, n_features: int, family: Any = None, seed: SeedLike = None) -> None:
+    def __init__(self, n_features: int, family: Any = None, seed: SeedLike = None,
+                 exploration_floor: float = 0.0) -> None:
         owner = type(self).__name__
         self.n_features = check_int(n_features, owner, "n_features", minimum=1)
+        self.exploration_floor = check_exploration_floor(exploration_floor, owner)
         self.family: GLMFamily | None = None if family is None else get_family(family, owner)
         self.seed = seed
         self.rng_ = as_generator(seed, owner)
         self.n_updates_ = 0
         self.last_scores_: ActionScores | None = None
         self.last_propensity_: float | None = None
+        self.last_probabilities_: np.ndarray | None = None
 
     # -- public interface -------------------------------------------------
     def select(self, contexts: Any) -> int:
@@ -217,11 +287,22 @@ class Policy(ABC):
         owner = f"{type(self).__name__}.select"
         X = check_contexts(contexts, self.n_features, owner)
         if self._transactional_select:
-            action, scores, propensity = self._choose_or_refuse(X, owner)
+            action, scores, probabilities = self._choose_or_refuse(X, owner)
         else:
-            action, scores, propensity = self._choose(X)
+            action, scores, probabilities = self._choose(X)
+        if type(probabilities) is not np.ndarray:  # a subclass that returns only a propensity
+            probabilities = _legacy_distribution(float(probabilities), action, X.shape[0])
+        epsilon = self.exploration_floor
+        if epsilon > 0.0:
+            K = probabilities.shape[0]
+            if self.rng_.random() < epsilon:
+                action = int(self.rng_.integers(K))
+                self._floor_action(X, action)
+            probabilities = (1.0 - epsilon) * probabilities
+            probabilities += epsilon / K
         self.last_scores_ = scores._with_family(self.family)
-        self.last_propensity_ = propensity
+        self.last_probabilities_ = probabilities
+        self.last_propensity_ = float(probabilities[action])
         return action
 
     def update(self, x: Any, reward: Any) -> None:
@@ -268,7 +349,8 @@ class Policy(ABC):
     #: (state unchanged) a round whose scores are not finite.
     _transactional_select: bool = False
 
-    def _choose_or_refuse(self, X: np.ndarray, owner: str) -> tuple[int, ActionScores, float]:
+    def _choose_or_refuse(self, X: np.ndarray, owner: str
+                          ) -> tuple[int, ActionScores, np.ndarray]:
         """:meth:`_choose` as a transaction: non-finite scores undo it and raise ``ValueError``."""
         record = checkpoint(self)
         rng_state = self.rng_.bit_generator.state  # a checkpoint does not cover the generator
@@ -279,12 +361,12 @@ class Policy(ABC):
 
         try:
             with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-                action, scores, propensity = self._choose(X)
+                action, scores, probabilities = self._choose(X)
         except BaseException:
             undo()
             raise
         if not (np.isfinite(scores.ucb).all() and np.isfinite(scores.mean).all()
-                and np.isfinite(scores.width).all() and math.isfinite(propensity)):
+                and np.isfinite(scores.width).all() and np.isfinite(probabilities).all()):
             undo()
             rows = np.flatnonzero(~(np.isfinite(scores.ucb) & np.isfinite(scores.mean)))
             raise ValueError(
@@ -293,7 +375,7 @@ class Policy(ABC):
                 "The theory assumes ||x|| <= 1: rescale the features "
                 "(e.g. glmbandits.features.UnitBall)")
         record.release()
-        return action, scores, propensity
+        return action, scores, probabilities
 
     def _overflowed_state(self) -> list[str]:
         """Names in :attr:`_finite_state` whose value is no longer finite."""
@@ -307,13 +389,17 @@ class Policy(ABC):
 
     # -- hooks for subclasses --------------------------------------------
     @abstractmethod
-    def _choose(self, X: np.ndarray) -> tuple[int, ActionScores, float]:
-        """Return (action, scores, propensity).
+    def _choose(self, X: np.ndarray) -> tuple[int, ActionScores, np.ndarray]:
+        """Return (action, scores, probabilities).
 
-        The propensity is the probability with which this call picks ``action``
-        given the policy's state: ``1/m`` for a deterministic rule whose top m
-        actions tie (broken uniformly), a Monte-Carlo estimate for sampling
-        policies (documented with its number of samples).
+        ``probabilities`` (shape (K,), summing to 1) is the distribution this
+        call draws ``action`` from given the policy's state: ``1/m`` on each of
+        the top m tied actions of a deterministic rule (broken uniformly), a
+        Monte-Carlo estimate for sampling policies (documented with its number
+        of samples). The base class applies the exploration floor to it and
+        derives ``last_propensity_``. (A subclass written for the older
+        interface may still return the chosen action's propensity as a float;
+        see :func:`_legacy_distribution`.)
         """
 
     @abstractmethod
@@ -322,6 +408,13 @@ class Policy(ABC):
 
     def _check_sample(self, x: np.ndarray, owner: str) -> None:
         """Extra checks a subclass needs before ``_learn`` (must not mutate)."""
+
+    def _floor_action(self, X: np.ndarray, action: int) -> None:
+        """Called when the exploration floor replaces the rule's action by ``action``.
+
+        A subclass that keeps per-round state about its chosen action (SupCB-GLM's
+        stage) updates it here. Default: nothing.
+        """
 
     # -- helpers -----------------------------------------------------------
     def _check_reward(self, reward: Any, owner: str) -> float:
@@ -336,10 +429,28 @@ class Policy(ABC):
             return float(check_vector(np.atleast_1d(reward), 1, owner, "reward")[0])
         return float(check_rewards(np.atleast_1d(reward), self.family, owner, 1, "reward")[0])
 
-    def _choose_max(self, scores: ActionScores) -> tuple[int, ActionScores, float]:
-        """Argmax of ``scores.ucb`` with uniform tie-breaking; propensity 1/(number tied)."""
-        action, n_tied = argmax_random_tie(scores.ucb, self.rng_)
-        return action, scores, 1.0 / n_tied
+    def _choose_max(self, scores: ActionScores) -> tuple[int, ActionScores, np.ndarray]:
+        """Argmax of ``scores.ucb`` with uniform tie-breaking; 1/(number tied) on each tie."""
+        action, probabilities = argmax_distribution(scores.ucb, self.rng_)
+        return action, scores, probabilities
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        # Pickles from before the exploration floor existed restore with ε = 0.
+        state.setdefault("exploration_floor", 0.0)
+        state.setdefault("last_probabilities_", None)
+        self.__dict__.update(state)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(n_features={self.n_features})"
+
+
+def _legacy_distribution(propensity: float, action: int, K: int) -> np.ndarray:
+    """The distribution of a ``_choose`` that returned only the chosen action's propensity.
+
+    Exact when the propensity is 1; otherwise the remaining mass is spread
+    uniformly over the other actions (an assumption: such a subclass does not
+    say where it is).
+    """
+    probabilities = np.full(K, (1.0 - propensity) / (K - 1) if K > 1 else 0.0)
+    probabilities[action] = propensity
+    return probabilities

@@ -66,6 +66,10 @@ class ECOLog(Policy):
         Confidence level δ in (0, 1).
     seed : int, Generator, SeedSequence or None
         Tie-breaking only.
+    exploration_floor : float in [0, 1], default 0.0
+        Play an action drawn uniformly at random with probability ε (see
+        :class:`~glmbandits.policies.base.Policy`), so that the policy's own log
+        has every propensity >= ε/K and supports off-policy evaluation.
 
     References
     ----------
@@ -91,8 +95,9 @@ class ECOLog(Policy):
 
     def __init__(self, n_features: int, family: Any = "logistic", alpha: float = PRACTICAL_ALPHA,
                  radius: float = 3.0, l2: float = 5.0, delta: float = 0.05,
-                 seed: SeedLike = None) -> None:
-        super().__init__(n_features, family, seed)
+                 seed: SeedLike = None,
+                 exploration_floor: float = 0.0) -> None:
+        super().__init__(n_features, family, seed, exploration_floor)
         owner = type(self).__name__
         if self.family.name not in _BERNOULLI_FAMILIES:
             raise ValueError(f"{owner}: family must be one of {list(_BERNOULLI_FAMILIES)}, "
@@ -118,7 +123,7 @@ class ECOLog(Policy):
             2.0 * math.sqrt(1.0 + t / (4.0 * lam)) / self.delta) / math.sqrt(lam)
         return math.sqrt(max(2.0 * lam * S ** 2 + (1.0 + S) ** 2 * gamma + self.loss_gap_, 0.0))
 
-    def _choose(self, X: np.ndarray) -> tuple[int, ActionScores, float]:
+    def _choose(self, X: np.ndarray) -> tuple[int, ActionScores, np.ndarray]:
         eta = X @ self.theta_
         width = self.alpha * self.confidence_radius() * gram_norms(X, self.W_inv_)
         return self._choose_max(ActionScores(ucb=self.family.mean(eta) + width, mean=eta,

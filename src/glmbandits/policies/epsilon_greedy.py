@@ -45,6 +45,10 @@ class EpsilonGreedy(Policy):
     l2 : float, default 1.0
         Ridge strength of the estimate.
     seed : int, Generator, SeedSequence or None
+    exploration_floor : float in [0, 1], default 0.0
+        Play an action drawn uniformly at random with probability ε (see
+        :class:`~glmbandits.policies.base.Policy`), so that the policy's own log
+        has every propensity >= ε/K and supports off-policy evaluation.
 
     References
     ----------
@@ -63,8 +67,9 @@ class EpsilonGreedy(Policy):
 
     def __init__(self, n_features: int, family: Any = "logistic", epsilon: float = 0.1,
                  decay: float = 0.0, tau: int | None = None, l2: float = 1.0,
-                 seed: SeedLike = None) -> None:
-        super().__init__(n_features, family, seed)
+                 seed: SeedLike = None,
+                 exploration_floor: float = 0.0) -> None:
+        super().__init__(n_features, family, seed, exploration_floor)
         owner = type(self).__name__
         self.epsilon = check_real(epsilon, owner, "epsilon")
         if not 0.0 <= self.epsilon <= 1.0:
@@ -83,7 +88,7 @@ class EpsilonGreedy(Policy):
         t = self.n_updates_ + 1
         return min(1.0, self.epsilon * t ** (-self.decay))
 
-    def _choose(self, X: np.ndarray) -> tuple[int, ActionScores, float]:
+    def _choose(self, X: np.ndarray) -> tuple[int, ActionScores, np.ndarray]:
         K = X.shape[0]
         if self.estimate_.n < self.tau:
             return self._choose_max(tied_scores(K))
@@ -96,9 +101,9 @@ class EpsilonGreedy(Policy):
             action = int(self.rng_.integers(K))
         else:
             action, _ = argmax_random_tie(mean, self.rng_)
-        in_greedy = bool(np.any(greedy == action))
-        propensity = eps / K + ((1.0 - eps) / greedy.shape[0] if in_greedy else 0.0)
-        return action, scores, propensity
+        probabilities = np.full(K, eps / K)
+        probabilities[greedy] += (1.0 - eps) / greedy.shape[0]
+        return action, scores, probabilities
 
     def _learn(self, x: np.ndarray, reward: float) -> None:
         self.estimate_.add(x, reward)

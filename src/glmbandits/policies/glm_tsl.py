@@ -9,7 +9,7 @@ import numpy as np
 from .._validation import SeedLike, check_int, check_positive
 from .base import ActionScores, Policy, tied_scores
 from ..estimation.estimates import GLMEstimate
-from .thompson import thompson_choice
+from .thompson import thompson_distribution
 
 __all__ = ["GLMTSL"]
 
@@ -28,7 +28,7 @@ class GLMTSL(Policy):
 
     The propensity of the chosen action is a Monte-Carlo estimate from
     ``n_propensity_samples`` extra draws of θ̃ (see
-    :func:`glmbandits.policies.thompson.thompson_choice`).
+    :func:`glmbandits.policies.thompson.thompson_distribution`).
 
     Per-round cost: O(n_t d²) for the refit and the Hessian, O(d³) for its
     Cholesky factor, O(K d (1 + M)) to score M + 1 draws.
@@ -46,6 +46,10 @@ class GLMTSL(Policy):
     n_propensity_samples : int, default 32
         M, the extra draws used to estimate the propensity (0: report 1).
     seed : int, Generator, SeedSequence or None
+    exploration_floor : float in [0, 1], default 0.0
+        Play an action drawn uniformly at random with probability ε (see
+        :class:`~glmbandits.policies.base.Policy`), so that the policy's own log
+        has every propensity >= ε/K and supports off-policy evaluation.
 
     References
     ----------
@@ -64,8 +68,9 @@ class GLMTSL(Policy):
 
     def __init__(self, n_features: int, family: Any = "logistic", a: float = 1.0,
                  tau: int | None = None, l2: float = 1.0, n_propensity_samples: int = 32,
-                 seed: SeedLike = None) -> None:
-        super().__init__(n_features, family, seed)
+                 seed: SeedLike = None,
+                 exploration_floor: float = 0.0) -> None:
+        super().__init__(n_features, family, seed, exploration_floor)
         owner = type(self).__name__
         self.a = check_positive(a, owner, "a")
         self.tau = 2 * self.n_features if tau is None else check_int(tau, owner, "tau", minimum=0)
@@ -86,7 +91,7 @@ class GLMTSL(Policy):
         H.flat[:: self.n_features + 1] += self.l2
         return H
 
-    def _choose(self, X: np.ndarray) -> tuple[int, ActionScores, float]:
+    def _choose(self, X: np.ndarray) -> tuple[int, ActionScores, np.ndarray]:
         if self.estimate_.n < self.tau:
             return self._choose_max(tied_scores(X.shape[0]))
         theta = self.estimate_.theta
@@ -100,11 +105,12 @@ class GLMTSL(Policy):
         except np.linalg.LinAlgError:
             # μ' so large (huge rows, Poisson) that H overflows: the Laplace posterior
             # N(θ̂, H⁻¹) has collapsed onto its mode, so every draw is θ̂.
-            return thompson_choice(X, theta, np.repeat(theta[:, None], noise.shape[1], axis=1))
+            return thompson_distribution(X, theta,
+                                         np.repeat(theta[:, None], noise.shape[1], axis=1))
         # L'⁻¹ξ ~ N(0, H⁻¹); numpy's solve is much faster than scipy's solve_triangular
         # for the small d of a bandit (per-call overhead dominates).
         draws = theta[:, None] + self.a * np.linalg.solve(factor.T, noise)
-        return thompson_choice(X, theta, draws)
+        return thompson_distribution(X, theta, draws)
 
     def _learn(self, x: np.ndarray, reward: float) -> None:
         self.estimate_.add(x, reward)

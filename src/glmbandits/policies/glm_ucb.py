@@ -53,6 +53,10 @@ class GLMUCB(Policy):
     l2 : float, default 1.0
         Ridge strength (0 is the paper's plain MLE).
     seed : int, Generator, SeedSequence or None
+    exploration_floor : float in [0, 1], default 0.0
+        Play an action drawn uniformly at random with probability ε (see
+        :class:`~glmbandits.policies.base.Policy`), so that the policy's own log
+        has every propensity >= ε/K and supports off-policy evaluation.
 
     Attributes
     ----------
@@ -76,8 +80,9 @@ class GLMUCB(Policy):
 
     def __init__(self, n_features: int, family: Any = "logistic", alpha: float = 1.0,
                  projection: bool = False, radius: float = 3.0, tau: int | None = None,
-                 l2: float = 1.0, seed: SeedLike = None) -> None:
-        super().__init__(n_features, family, seed)
+                 l2: float = 1.0, seed: SeedLike = None,
+                 exploration_floor: float = 0.0) -> None:
+        super().__init__(n_features, family, seed, exploration_floor)
         owner = type(self).__name__
         self.alpha = check_positive(alpha, owner, "alpha")
         if not isinstance(projection, (bool, np.bool_)):
@@ -123,7 +128,7 @@ class GLMUCB(Policy):
         self.n_projections_ += 1
         return candidate
 
-    def _choose(self, X: np.ndarray) -> tuple[int, ActionScores, float]:
+    def _choose(self, X: np.ndarray) -> tuple[int, ActionScores, np.ndarray]:
         if self.estimate_.n < self.tau:
             return self._choose_max(tied_scores(X.shape[0]))
         theta = self.projected_theta()

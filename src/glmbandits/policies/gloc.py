@@ -50,6 +50,10 @@ class GLOC(Policy):
         λ (= ε of ONS).
     seed : int, Generator, SeedSequence or None
         Tie-breaking only.
+    exploration_floor : float in [0, 1], default 0.0
+        Play an action drawn uniformly at random with probability ε (see
+        :class:`~glmbandits.policies.base.Policy`), so that the policy's own log
+        has every propensity >= ε/K and supports off-policy evaluation.
 
     References
     ----------
@@ -72,8 +76,9 @@ class GLOC(Policy):
 
     def __init__(self, n_features: int, family: Any = "logistic", alpha: float = 1.0,
                  radius: float = 3.0, kappa: float | None = None, l2: float = 1.0,
-                 seed: SeedLike = None) -> None:
-        super().__init__(n_features, family, seed)
+                 seed: SeedLike = None,
+                 exploration_floor: float = 0.0) -> None:
+        super().__init__(n_features, family, seed, exploration_floor)
         owner = type(self).__name__
         self.alpha = check_positive(alpha, owner, "alpha")
         self.radius = check_positive(radius, owner, "radius")
@@ -88,7 +93,7 @@ class GLOC(Policy):
         self.theta_online_ = np.zeros(d)
         self.n_projections_ = 0
 
-    def _choose(self, X: np.ndarray) -> tuple[int, ActionScores, float]:
+    def _choose(self, X: np.ndarray) -> tuple[int, ActionScores, np.ndarray]:
         return self._choose_max(ucb_scores(X, self.theta_, self.V_inv_, self.alpha))
 
     def _learn(self, x: np.ndarray, reward: float) -> None:

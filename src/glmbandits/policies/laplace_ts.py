@@ -8,7 +8,7 @@ import numpy as np
 
 from .._validation import SeedLike, check_int, check_positive
 from .base import ActionScores, Policy
-from .thompson import thompson_choice
+from .thompson import thompson_distribution
 from ..estimation.online import proximal_glm_step
 
 __all__ = ["LaplaceTS"]
@@ -44,6 +44,10 @@ class LaplaceTS(Policy):
     n_propensity_samples : int, default 32
         Extra draws M for the Monte-Carlo propensity.
     seed : int, Generator, SeedSequence or None
+    exploration_floor : float in [0, 1], default 0.0
+        Play an action drawn uniformly at random with probability ε (see
+        :class:`~glmbandits.policies.base.Policy`), so that the policy's own log
+        has every propensity >= ε/K and supports off-policy evaluation.
 
     Attributes
     ----------
@@ -69,8 +73,9 @@ class LaplaceTS(Policy):
 
     def __init__(self, n_features: int, family: Any = "logistic", prior_precision: float = 1.0,
                  exploration: float = 1.0, n_propensity_samples: int = 32,
-                 seed: SeedLike = None) -> None:
-        super().__init__(n_features, family, seed)
+                 seed: SeedLike = None,
+                 exploration_floor: float = 0.0) -> None:
+        super().__init__(n_features, family, seed, exploration_floor)
         owner = type(self).__name__
         self.prior_precision = check_positive(prior_precision, owner, "prior_precision")
         self.exploration = check_positive(exploration, owner, "exploration")
@@ -83,10 +88,10 @@ class LaplaceTS(Policy):
     def theta_(self) -> np.ndarray:
         return self.m_
 
-    def _choose(self, X: np.ndarray) -> tuple[int, ActionScores, float]:
+    def _choose(self, X: np.ndarray) -> tuple[int, ActionScores, np.ndarray]:
         noise = self.rng_.standard_normal((self.n_features, 1 + self.n_propensity_samples))
         scale = np.sqrt(self.exploration / self.q_)
-        return thompson_choice(X, self.m_, self.m_[:, None] + scale[:, None] * noise)
+        return thompson_distribution(X, self.m_, self.m_[:, None] + scale[:, None] * noise)
 
     def _learn(self, x: np.ndarray, reward: float) -> None:
         self.m_ = proximal_glm_step(self.m_, x / self.q_, x, reward, self.family)

@@ -30,6 +30,10 @@ class LinUCB(Policy):
         Ridge strength λ > 0.
     seed : int, Generator, SeedSequence or None
         Randomness of tie-breaking.
+    exploration_floor : float in [0, 1], default 0.0
+        Play an action drawn uniformly at random with probability ε (see
+        :class:`~glmbandits.policies.base.Policy`), so that the policy's own log
+        has every propensity >= ε/K and supports off-policy evaluation.
 
     References
     ----------
@@ -47,8 +51,9 @@ class LinUCB(Policy):
     """
 
     def __init__(self, n_features: int, alpha: float = 1.0, l2: float = 1.0,
-                 seed: SeedLike = None) -> None:
-        super().__init__(n_features, None, seed)
+                 seed: SeedLike = None,
+                 exploration_floor: float = 0.0) -> None:
+        super().__init__(n_features, None, seed, exploration_floor)
         owner = type(self).__name__
         self.alpha = check_positive(alpha, owner, "alpha")
         self.l2 = check_positive(l2, owner, "l2")
@@ -62,7 +67,7 @@ class LinUCB(Policy):
     def V_inv_(self) -> np.ndarray:
         return self.estimate_.V_inv_
 
-    def _choose(self, X: np.ndarray) -> tuple[int, ActionScores, float]:
+    def _choose(self, X: np.ndarray) -> tuple[int, ActionScores, np.ndarray]:
         return self._choose_max(ucb_scores(X, self.estimate_.theta_, self.estimate_.V_inv_,
                                            self.alpha))
 

@@ -230,6 +230,10 @@ class OFUGLB(Policy):
         Confidence level δ in (0, 1).
     seed : int, Generator, SeedSequence or None
         Tie-breaking only.
+    exploration_floor : float in [0, 1], default 0.0
+        Play an action drawn uniformly at random with probability ε (see
+        :class:`~glmbandits.policies.base.Policy`), so that the policy's own log
+        has every propensity >= ε/K and supports off-policy evaluation.
 
     Attributes
     ----------
@@ -265,8 +269,9 @@ class OFUGLB(Policy):
 
     def __init__(self, n_features: int, family: Any = "logistic",
                  beta_scale: float = PRACTICAL_BETA_SCALE, radius: float = 3.0, l2: float = 1.0,
-                 delta: float = 0.05, seed: SeedLike = None) -> None:
-        super().__init__(n_features, family, seed)
+                 delta: float = 0.05, seed: SeedLike = None,
+                 exploration_floor: float = 0.0) -> None:
+        super().__init__(n_features, family, seed, exploration_floor)
         owner = type(self).__name__
         self.beta_scale = check_positive(beta_scale, owner, "beta_scale")
         self.radius = check_positive(radius, owner, "radius")
@@ -294,7 +299,7 @@ class OFUGLB(Policy):
         history = self.estimate_.history
         return RidgePotential(history.X, history.y, self.family, self.l2)
 
-    def _choose(self, X: np.ndarray) -> tuple[int, ActionScores, float]:
+    def _choose(self, X: np.ndarray) -> tuple[int, ActionScores, np.ndarray]:
         potential = self.potential()
         d = self.n_features
         theta_hat, f_hat, H_hat = potential.tilted_minimiser(0.0, np.zeros(d),

@@ -15,6 +15,13 @@ class RandomPolicy(Policy):
 
     All scores are zero (every action ties), so ``last_propensity_`` is 1/K.
 
+    Parameters
+    ----------
+    n_features : int
+    seed : int, Generator, SeedSequence or None
+    exploration_floor : float in [0, 1], default 0.0
+        Accepted like every policy's (the distribution is uniform either way).
+
     Examples
     --------
     >>> import numpy as np
@@ -24,10 +31,11 @@ class RandomPolicy(Policy):
     (True, 0.25)
     """
 
-    def __init__(self, n_features: int, seed: SeedLike = None) -> None:
-        super().__init__(n_features, None, seed)
+    def __init__(self, n_features: int, seed: SeedLike = None,
+                 exploration_floor: float = 0.0) -> None:
+        super().__init__(n_features, None, seed, exploration_floor)
 
-    def _choose(self, X: np.ndarray) -> tuple[int, ActionScores, float]:
+    def _choose(self, X: np.ndarray) -> tuple[int, ActionScores, np.ndarray]:
         return self._choose_max(tied_scores(X.shape[0]))
 
     def _learn(self, x: np.ndarray, reward: float) -> None:

@@ -11,7 +11,7 @@ from .._validation import (MIN_MAGNITUDE, SeedLike, check_int, check_nonnegative
                            check_positive, check_probability, check_real, format_value)
 from ..families import GLMFamily
 from ..estimation import sherman_morrison_update
-from .base import ActionScores, Policy, argmax_random_tie, gram_norms
+from .base import ActionScores, Policy, argmax_distribution, gram_norms
 from ..estimation.estimates import GLMEstimate
 
 __all__ = ["RSGLinCB"]
@@ -86,6 +86,10 @@ class RSGLinCB(Policy):
     delta : float, default 0.05
     seed : int, Generator, SeedSequence or None
         Tie-breaking only.
+    exploration_floor : float in [0, 1], default 0.0
+        Play an action drawn uniformly at random with probability ε (see
+        :class:`~glmbandits.policies.base.Policy`), so that the policy's own log
+        has every propensity >= ε/K and supports off-policy evaluation.
 
     Attributes
     ----------
@@ -122,8 +126,9 @@ class RSGLinCB(Policy):
                  radius: float = 3.0, kappa: float | None = None, beta: float | None = None,
                  gamma: float | None = None, l2: float = 0.5, doubling: float = 0.5,
                  warmup_constant: float = PRACTICAL_WARMUP_CONSTANT, delta: float = 0.05,
-                 seed: SeedLike = None) -> None:
-        super().__init__(n_features, family, seed)
+                 seed: SeedLike = None,
+                 exploration_floor: float = 0.0) -> None:
+        super().__init__(n_features, family, seed, exploration_floor)
         owner = type(self).__name__
         d = self.n_features
         self.horizon = check_int(horizon, owner, "horizon", minimum=1)
@@ -171,7 +176,7 @@ class RSGLinCB(Policy):
         switches = 1 + d * math.log1p(n * lipschitz / (d * self.l2)) / math.log1p(self.doubling)
         return int(math.floor(warm) + math.floor(switches))
 
-    def _choose(self, X: np.ndarray) -> tuple[int, ActionScores, float]:
+    def _choose(self, X: np.ndarray) -> tuple[int, ActionScores, np.ndarray]:
         norms = gram_norms(X, self.warm_.V_inv)
         if np.any(norms ** 2 > self.warmup_threshold):
             self.last_warmup_ = True
@@ -196,8 +201,8 @@ class RSGLinCB(Policy):
             # leaves the policy): one below the lowest surviving index.
             floor = float(ucb[alive].min())
             ucb = np.where(alive, ucb, floor - 1.0 - abs(floor))
-        action, n_tied = argmax_random_tie(ucb, self.rng_)
-        return action, ActionScores(ucb=ucb, mean=mean, width=width), 1.0 / n_tied
+        action, probabilities = argmax_distribution(ucb, self.rng_)
+        return action, ActionScores(ucb=ucb, mean=mean, width=width), probabilities
 
     def _learn(self, x: np.ndarray, reward: float) -> None:
         self.all_.add(x, reward)

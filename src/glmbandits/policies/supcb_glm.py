@@ -9,7 +9,7 @@ import numpy as np
 
 from .._validation import SeedLike, check_int, check_nonnegative, check_positive
 from ..theory import kappa_and_sigma, supcb_glm_alpha, supcb_glm_tau, widen_for_refit_tol
-from .base import ActionScores, Policy, argmax_random_tie, tied_scores, ucb_scores
+from .base import ActionScores, Policy, argmax_distribution, tied_scores, ucb_scores
 from ..estimation.estimates import GLMEstimate
 from ..estimation.schedule import RarelySwitchingSnapshot, check_refit
 
@@ -64,6 +64,10 @@ class SupCBGLM(Policy):
         Ridge λ >= 0 in every stage's estimating equation and V_s (0 = the paper).
     seed : int, Generator, SeedSequence or None
         Randomness of the initial rounds and of tie-breaking.
+    exploration_floor : float in [0, 1], default 0.0
+        Play an action drawn uniformly at random with probability ε (see
+        :class:`~glmbandits.policies.base.Policy`), so that the policy's own log
+        has every propensity >= ε/K and supports off-policy evaluation.
     refit : {"every_round", "lazy"}, default "every_round"
         Refit a stage's MLE whenever its Ψ_s grew (the paper) or, lazily, only
         when that stage's det V_s has grown by ``refit_growth`` since its last
@@ -129,8 +133,9 @@ class SupCBGLM(Policy):
         refit: str = "every_round",
         refit_growth: float = 2.0,
         refit_tol: float = 0.03,
+        exploration_floor: float = 0.0,
     ) -> None:
-        super().__init__(n_features, family, seed)
+        super().__init__(n_features, family, seed, exploration_floor)
         owner = type(self).__name__
         self.horizon = check_int(horizon, owner, "horizon", minimum=2)
         self.alpha = check_positive(alpha, owner, "alpha")
@@ -202,11 +207,11 @@ class SupCBGLM(Policy):
             self.stage_estimates_[stage] = estimate
         return estimate
 
-    def _choose(self, X: np.ndarray) -> tuple[int, ActionScores, float]:
+    def _choose(self, X: np.ndarray) -> tuple[int, ActionScores, np.ndarray]:
         if self.initial_estimate_.n < self.tau:
-            action, scores, propensity = self._choose_max(tied_scores(X.shape[0]))
+            action, scores, probabilities = self._choose_max(tied_scores(X.shape[0]))
             self._record(INITIAL, np.ones(X.shape[0], dtype=bool), X[action])
-            return action, scores, propensity
+            return action, scores, probabilities
         candidates = np.ones(X.shape[0], dtype=bool)
         exploit_width = 1.0 / math.sqrt(self.horizon)
         stage = 1
@@ -223,14 +228,14 @@ class SupCBGLM(Policy):
             threshold = 2.0 ** (-stage)
             widths = np.where(candidates, scores.width, -np.inf)
             if np.any(widths > threshold):  # step 2b: explore at stage s
-                action, n_tied = argmax_random_tie(widths, self.rng_)
+                action, probabilities = argmax_distribution(widths, self.rng_)
                 self._record(stage, candidates, X[action])
-                return action, scores, 1.0 / n_tied
+                return action, scores, probabilities
             means = np.where(candidates, scores.mean, -np.inf)
             if np.all(widths <= exploit_width) or stage >= self.n_stages:  # step 2c
-                action, n_tied = argmax_random_tie(means, self.rng_)
+                action, probabilities = argmax_distribution(means, self.rng_)
                 self._record(0, candidates, X[action])
-                return action, scores, 1.0 / n_tied
+                return action, scores, probabilities
             candidates = candidates & (means >= means.max() - 2.0 * threshold)  # step 2d
             stage += 1
 
@@ -238,6 +243,13 @@ class SupCBGLM(Policy):
         self.last_stage_ = stage
         self.last_candidates_ = candidates
         self._pending = (stage, x.copy())
+
+    def _floor_action(self, X: np.ndarray, action: int) -> None:
+        """An exploration-floor round: its sample goes to no stage's estimate (as a
+        step 2c round), so each stage's samples stay chosen by that stage's widths
+        alone; during the τ initial rounds it is an initial (uniform) sample as before."""
+        stage = self._pending[0] if self._pending is not None else 0
+        self._record(INITIAL if stage == INITIAL else 0, self.last_candidates_, X[action])
 
     def _check_sample(self, x: np.ndarray, owner: str) -> None:
         if self._pending is None:

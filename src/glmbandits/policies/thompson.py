@@ -1,4 +1,4 @@
-"""Thompson-sampling choice with a Monte-Carlo propensity, shared by the TS policies."""
+"""Thompson-sampling choice with a Monte-Carlo propensity or distribution, shared by the TS policies."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 
 from .base import ActionScores
 
-__all__ = ["thompson_choice"]
+__all__ = ["thompson_choice", "thompson_distribution"]
 
 
 def thompson_choice(X: np.ndarray, mean: np.ndarray, samples: np.ndarray
@@ -38,3 +38,32 @@ def thompson_choice(X: np.ndarray, mean: np.ndarray, samples: np.ndarray
     centre = X @ mean
     sampled = values[:, 0]
     return action, ActionScores(ucb=sampled, mean=centre, width=sampled - centre), propensity
+
+
+def thompson_distribution(X: np.ndarray, mean: np.ndarray, samples: np.ndarray
+                          ) -> tuple[int, ActionScores, np.ndarray]:
+    """:func:`thompson_choice` with the whole Monte-Carlo action distribution.
+
+    Same action and scores; instead of the chosen action's propensity it returns
+    ``probabilities[a] = #{m in 0..M : argmax X θ̃_m = a} / (1 + M)``, the
+    Monte-Carlo estimate of Thompson sampling's action distribution from all
+    1 + M draws (the deciding one included, so the chosen action's entry is
+    never 0 and equals :func:`thompson_choice`'s propensity). Every entry is a
+    multiple of 1/(1 + M). This is what the TS policies' ``_choose`` returns.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.eye(2)
+    >>> samples = np.array([[1.0, 1.0, 0.0, 2.0], [0.0, 0.5, 1.0, 0.0]])
+    >>> action, _, p = thompson_distribution(X, np.zeros(2), samples)
+    >>> action, p.tolist()
+    (0, [0.75, 0.25])
+    """
+    values = X @ samples  # (K, 1 + M)
+    picks = np.argmax(values, axis=0)
+    action = int(picks[0])
+    probabilities = np.bincount(picks, minlength=X.shape[0]) / picks.shape[0]
+    centre = X @ mean
+    sampled = values[:, 0]
+    return action, ActionScores(ucb=sampled, mean=centre, width=sampled - centre), probabilities

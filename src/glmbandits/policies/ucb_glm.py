@@ -59,6 +59,10 @@ class UCBGLM(Policy):
         used and counted in ``n_failed_fits_``).
     seed : int, Generator, SeedSequence or None
         Randomness of the initial rounds and of tie-breaking.
+    exploration_floor : float in [0, 1], default 0.0
+        Play an action drawn uniformly at random with probability ε (see
+        :class:`~glmbandits.policies.base.Policy`), so that the policy's own log
+        has every propensity >= ε/K and supports off-policy evaluation.
     refit : {"every_round", "lazy"}, default "every_round"
         Refit the MLE before every decision (the paper's Algorithm 1) or only
         when det V has grown by ``refit_growth`` (rarely switching).
@@ -110,6 +114,10 @@ class UCBGLM(Policy):
         Current ``V⁻¹`` (None while l2 == 0 and V has not been formed yet).
     last_scores_ : ActionScores
         ``ucb``, ``mean`` (x'θ̂) and ``width`` (α‖x‖_{V⁻¹}) of the last ``select``.
+    last_probabilities_ : ndarray of shape (K,)
+        The last round's action distribution: 1/m on each of the m actions
+        tied at the top UCB (uniform during the τ random rounds), mixed with
+        ``exploration_floor``; ``last_propensity_`` is its entry at the chosen action.
 
     References
     ----------
@@ -140,8 +148,9 @@ class UCBGLM(Policy):
         refit: str = "every_round",
         refit_growth: float = 2.0,
         refit_tol: float = 0.03,
+        exploration_floor: float = 0.0,
     ) -> None:
-        super().__init__(n_features, family, seed)
+        super().__init__(n_features, family, seed, exploration_floor)
         owner = type(self).__name__
         self.alpha = check_positive(alpha, owner, "alpha")
         self.tau = 2 * self.n_features if tau is None else check_int(tau, owner, "tau", minimum=0)
@@ -247,7 +256,7 @@ class UCBGLM(Policy):
     def n_failed_fits_(self) -> int:
         return self.estimate_.n_failed_fits_
 
-    def _choose(self, X: np.ndarray) -> tuple[int, ActionScores, float]:
+    def _choose(self, X: np.ndarray) -> tuple[int, ActionScores, np.ndarray]:
         estimate = self.estimate_
         if estimate.n < self.tau:
             return self._choose_max(tied_scores(X.shape[0]))
