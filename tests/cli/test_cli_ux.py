@@ -229,3 +229,13 @@ def test_run_draws_a_bar_on_a_real_pseudo_terminal(tmp_path):
         os.close(master)
     assert done.returncode == 0
     assert b"4/4" in b"".join(chunks) and b"4/4" not in done.stdout
+
+
+def test_run_refuses_a_foreign_default_store_before_the_work(in_tmp, monkeypatch, capsys):
+    import glmbandits.experiments as experiments
+
+    (in_tmp / "glmbandits-results.sqlite").write_text("not a results store")
+    _forbid(monkeypatch, experiments, "compare_policies")
+    assert main([*QUICK_RUN, "--out", "out"]) == 2
+    assert "error:" in capsys.readouterr().err
+    assert (in_tmp / "glmbandits-results.sqlite").read_text() == "not a results store"

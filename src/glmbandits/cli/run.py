@@ -125,6 +125,15 @@ def run_run(args: argparse.Namespace) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
 
+    from ..experiments.store import ResultStore, StoreError
+
+    store = default_store()
+    if Path(store).exists():  # a file there that is not a results store: refuse before the work
+        try:
+            ResultStore(store).close()
+        except StoreError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
     plot = _plot_wanted(args)
     algorithms = [name.strip().lower() for name in args.algorithms.split(",") if name.strip()]
     problem = ProblemSpec(args.n_features, args.n_actions, args.family, args.horizon,
@@ -145,9 +154,6 @@ def run_run(args: argparse.Namespace) -> int:
     if plot:
         from ..experiments.plots import plot_regret_curves
         print(f"wrote {plot_regret_curves(result, out / 'regret.png')}")
-    from ..experiments.store import StoreError
-
-    store = default_store()
     try:
         name = result.to_store(store)
     except StoreError as error:
