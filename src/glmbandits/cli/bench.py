@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .common import add_quiet_argument, show_progress
+
 
 def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--horizon", "-T", type=int, default=1000,
@@ -15,6 +17,7 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
                         help="replicates R of the lockstep batch figures (default: 16; 0: skip)")
     parser.add_argument("--batch-horizon", type=int, default=500,
                         help="rounds of the lockstep batch runs (default: 500)")
+    add_quiet_argument(parser)
 
 
 def run_bench(args: argparse.Namespace) -> int:
@@ -32,6 +35,7 @@ def run_bench(args: argparse.Namespace) -> int:
           f"{args.seeds} seeds (policy time only; medians; ratios from this run)", flush=True)
     table = run_benchmark(short_horizon=args.horizon, long_horizon=None, n_seeds=args.seeds,
                           batch_replicates=args.replicates, batch_horizon=args.batch_horizon,
-                          batch_repeats=1, memory_horizon=None)
+                          batch_repeats=1, memory_horizon=None,
+                          progress=show_progress(args))
     print(table)
     return 0

@@ -11,6 +11,7 @@ import argparse
 import sys
 from typing import Callable, Sequence
 
+from .._version import __version__
 from .bench import add_bench_arguments, run_bench
 from .replay import add_replay_arguments, run_replay
 from .reproduce import add_reproduce_arguments, run_reproduce
@@ -23,7 +24,9 @@ __all__ = ["main", "build_parser", "SUBCOMMANDS"]
 #: name -> (help, add_arguments, handler)
 SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None],
                              Callable[[argparse.Namespace], int]]] = {
-    "run": ("compare algorithms on a synthetic GLM bandit and write a table, CSVs and a plot",
+    "run": ("compare algorithms on a synthetic GLM bandit (or run a TOML experiment) and "
+            "write a table, CSVs and a plot; the runs also go to the results store that "
+            "'glmbandits results' and 'glmbandits plot' read",
             add_run_arguments, run_run),
     "results": ("list and summarise a results store (mean ± sd per cell)",
                 add_results_arguments, run_results),
@@ -43,6 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="glmbandits",
         description="Generalized linear contextual bandits (Li, Lu & Zhou 2017 and successors).")
+    parser.add_argument("--version", action="version", version=f"glmbandits {__version__}",
+                        help="print 'glmbandits VERSION' and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (help_text, add_arguments, handler) in SUBCOMMANDS.items():
         subparser = sub.add_parser(name, help=help_text, description=help_text)

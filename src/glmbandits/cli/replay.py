@@ -5,9 +5,23 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .common import require_extra
+
 __all__ = ["add_replay_arguments", "run_replay"]
 
 DEFAULT_REPLAY_ALGORITHMS = "ucb-glm,linucb,random"
+
+#: What each bundled dataset needs beyond the core: (extra, modules of it) pairs.
+DATASET_EXTRAS: dict[str, list[tuple[str, tuple[str, ...]]]] = {
+    "obd-random": [("obd", ("obp",)), ("data", ("pandas",))],
+    "obd-bts": [("obd", ("obp",)), ("data", ("pandas",))],
+    "iris": [("data", ("sklearn",))],
+    "wine": [("data", ("sklearn",))],
+    "breast-cancer": [("data", ("sklearn",))],
+    "digits": [("data", ("sklearn",))],
+    "modechoice": [("data", ("statsmodels",))],
+    "synthetic": [],
+}
 
 
 def add_replay_arguments(parser: argparse.ArgumentParser) -> None:
@@ -44,6 +58,11 @@ def run_replay(args: argparse.Namespace) -> int:
     from ..evaluation.report import evaluate_policies, format_rows, load_logged_dataset
     from ..policies.registry import ProblemSpec, make_policy
 
+    if args.log is None:
+        for extra, modules in DATASET_EXTRAS.get(args.dataset, []):
+            if not require_extra("replay", extra, modules,
+                                 purpose=f"for --dataset {args.dataset}"):
+                return 2
     algorithms = [name.strip().lower() for name in args.algorithms.split(",") if name.strip()]
     estimators = [name.strip().lower() for name in args.estimators.split(",") if name.strip()]
     try:

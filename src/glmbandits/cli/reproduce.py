@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .common import positive_int
+from .common import add_quiet_argument, positive_int, require_extra, show_progress
 
 __all__ = ["add_reproduce_arguments", "run_reproduce"]
 
@@ -18,13 +18,17 @@ def add_reproduce_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="master seed (default: 0)")
     parser.add_argument("--jobs", type=positive_int, default=None,
                         help="worker processes for the sweeps (default: all cores)")
+    add_quiet_argument(parser)
 
 
 def run_reproduce(args: argparse.Namespace) -> int:
+    if not require_extra("reproduce", "plot", purpose="the report's figures"):
+        return 2
     from ..experiments.reproduce import reproduce
 
     path = reproduce(args.out, full=args.full, seed=args.seed, n_jobs=args.jobs,
                      command="glmbandits reproduce" + (" --full" if args.full else "")
-                     + f" --out {args.out}" + (f" --seed {args.seed}" if args.seed else ""))
+                     + f" --out {args.out}" + (f" --seed {args.seed}" if args.seed else ""),
+                     progress=show_progress(args))
     print(f"wrote {path}")
     return 0

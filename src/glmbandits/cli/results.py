@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .common import add_store_arguments, open_runs
+from .common import add_store_arguments, open_runs, require_extra
 
 __all__ = ["add_results_arguments", "run_results", "add_plot_arguments", "run_plot"]
 
@@ -37,6 +37,8 @@ def add_plot_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_plot(args: argparse.Namespace) -> int:
+    if not require_extra("plot", "plot", purpose="draws the figures"):
+        return 2
     from ..experiments.plots import plot_store
 
     runs = open_runs(args)

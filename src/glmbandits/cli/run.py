@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .common import default_store, positive_int
+from .common import (add_quiet_argument, default_store, missing_extra, positive_int,
+                     require_extra, show_progress)
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..experiments.config import ExperimentConfig
@@ -25,7 +26,10 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("config", nargs="?", default=None, metavar="CONFIG",
                         help="a TOML experiment config (environments x policies x grids x "
                              "seeds); results go to --store. Without it, the flags below "
-                             "describe one problem")
+                             f"describe one problem, and its runs go to ./{default_store()} "
+                             "(an experiment named run-FAMILY-dD-KK-normN-TT, replaced by "
+                             "the next run of the same problem). Either way 'glmbandits "
+                             "results' and 'glmbandits plot' then read them")
     parser.add_argument("--horizon", "-T", type=positive_int, default=None,
                         help="number of rounds T per run (default: 3000; with a CONFIG, "
                              "overrides its horizon)")
@@ -65,7 +69,9 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
                         help="folder for runs.csv, curves.csv and regret.png "
                              "(default: ./glmbandits-results)")
     parser.add_argument("--no-plot", action="store_true",
-                        help="do not draw regret.png (matplotlib is not needed then)")
+                        help="do not draw regret.png (matplotlib is not needed then; without "
+                             "matplotlib the plots are skipped with a note at the start)")
+    add_quiet_argument(parser)
 
 
 #: Flags that describe one problem: their defaults without a CONFIG, and what they override
@@ -79,6 +85,19 @@ _PROBLEM_FLAGS = {
     "theta_norm": (3.0, "environment.theta_norm"),
     "algorithms": (DEFAULT_ALGORITHMS, "policies"),
 }
+
+
+def _plot_wanted(args: argparse.Namespace) -> bool:
+    """Whether to draw the plots: not with --no-plot, and not without matplotlib, which is
+    said up front (with the pip line) rather than after the runs."""
+    if args.no_plot:
+        return False
+    if missing_extra("plot"):
+        print("note: matplotlib is not installed, so the plots will be skipped: "
+              "pip install 'glmbandits[plot]' (or pass --no-plot to silence this)",
+              file=sys.stderr, flush=True)
+        return False
+    return True
 
 
 def run_run(args: argparse.Namespace) -> int:
@@ -106,6 +125,16 @@ def run_run(args: argparse.Namespace) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
 
+    from ..experiments.store import ResultStore, StoreError
+
+    store = default_store()
+    if Path(store).exists():  # a file there that is not a results store: refuse before the work
+        try:
+            ResultStore(store).close()
+        except StoreError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
+    plot = _plot_wanted(args)
     algorithms = [name.strip().lower() for name in args.algorithms.split(",") if name.strip()]
     problem = ProblemSpec(args.n_features, args.n_actions, args.family, args.horizon,
                           args.theta_norm)
@@ -114,7 +143,7 @@ def run_run(args: argparse.Namespace) -> int:
           f"algorithms: {', '.join(algorithms)}", flush=True)
     try:
         result = compare_policies(algorithms, problem, n_seeds=args.seeds, seed=args.seed,
-                                  n_jobs=args.jobs)
+                                  n_jobs=args.jobs, progress=show_progress(args))
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -122,13 +151,15 @@ def run_run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     runs_path, curves_path = result.write_csv(out)
     print(f"wrote {runs_path} and {curves_path}")
-    if not args.no_plot:
-        try:
-            from ..experiments.plots import plot_regret_curves
-            print(f"wrote {plot_regret_curves(result, out / 'regret.png')}")
-        except ImportError:
-            print("matplotlib is not installed: skipped regret.png "
-                  "(pip install 'glmbandits[plot]')")
+    if plot:
+        from ..experiments.plots import plot_regret_curves
+        print(f"wrote {plot_regret_curves(result, out / 'regret.png')}")
+    try:
+        name = result.to_store(store)
+    except StoreError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    print(f"wrote the runs to {store} (experiment {name}; 'glmbandits results' lists them)")
     return 0
 
 
@@ -145,6 +176,10 @@ def _run_config(args: argparse.Namespace) -> int:
     except ConfigError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    if args.scheduler is not None and not require_extra("run", "cluster",
+                                                        purpose="for --scheduler"):
+        return 2
+    plot = _plot_wanted(args)
     for text in overrides:
         print(f"override: {text}", flush=True)
     store = args.store or default_store()
@@ -152,7 +187,8 @@ def _run_config(args: argparse.Namespace) -> int:
     print(f"glmbandits run {args.config}: experiment {config.name!r}, {len(cells)} cells x "
           f"{config.seeds} seeds, store {store}", flush=True)
     try:
-        report = run_experiment(config, store, scheduler=args.scheduler, n_jobs=args.jobs)
+        report = run_experiment(config, store, scheduler=args.scheduler, n_jobs=args.jobs,
+                                progress=show_progress(args))
     except StoreError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -167,14 +203,10 @@ def _run_config(args: argparse.Namespace) -> int:
               file=sys.stderr)
     runs = report.runs()
     print(format_summary(summarise(runs)))
-    if not args.no_plot:
-        try:
-            from ..experiments.plots import plot_store
-            for path in plot_store(runs, args.out):
-                print(f"wrote {path}")
-        except ImportError:
-            print("matplotlib is not installed: skipped the plots "
-                  "(pip install 'glmbandits[plot]')")
+    if plot:
+        from ..experiments.plots import plot_store
+        for path in plot_store(runs, args.out):
+            print(f"wrote {path}")
     return 1 if report.failed else 0
 
 

@@ -36,6 +36,7 @@ from ..families import get_family
 from ..policies.base import Policy, tied_scores, ucb_scores
 from ..policies.registry import ProblemSpec, make_policy, policy_names
 from ..simulation import play, simulate
+from .progress import progress_bar
 
 __all__ = ["NaiveExactUCBGLM", "BenchRow", "BatchRow", "MemoryRow", "policy_variants",
            "bench_policies", "bench_batch", "bench_memory", "format_table", "run_benchmark"]
@@ -329,21 +330,37 @@ def run_benchmark(short_horizon: int = 3000, long_horizon: int | None = 100_000,
                   memory_labels: Sequence[str] = ("linucb", "gloc", "ecolog", "laplace-ts"),
                   max_seconds_per_run: float = 60.0,
                   labels: Sequence[str] | None = None,
-                  log: Callable[[str], None] = lambda text: None) -> str:
+                  log: Callable[[str], None] = lambda text: None,
+                  progress: bool = False) -> str:
     """Run the whole benchmark and return its Markdown tables.
 
     ``labels`` restricts the policy table to those variants (default: all).
+    ``progress=True`` draws a bar on stderr with one step per row of the tables
+    (a policy at each horizon, a batch comparison, a memory measurement) and an ETA.
     """
     get_family(FAMILY)
-    log(f"policies at T={short_horizon} over {n_seeds} seeds")
-    rows = bench_policies(short_horizon, n_seeds, labels=labels, log=log)
-    if long_horizon:
-        speed = {row.policy: row.rounds_per_second for row in rows}
-        log(f"policies at T={long_horizon} over {long_seeds} seeds")
-        rows += bench_policies(long_horizon, long_seeds, labels=labels,
-                               speed_at=(short_horizon, speed),
-                               max_seconds_per_run=max_seconds_per_run, log=log)
-    batch = bench_batch(batch_horizon, batch_replicates, batch_repeats, log=log) \
-        if batch_replicates else []
-    memory = bench_memory(memory_horizon, memory_labels, log=log) if memory_horizon else []
+    variants = policy_variants(short_horizon)
+    n_policies = sum(1 for label in variants if labels is None or label in labels)
+    batch_labels = ("linucb", "ucb-glm (lazy)")
+    total = (n_policies * (2 if long_horizon else 1)
+             + (len(batch_labels) if batch_replicates else 0)
+             + (sum(1 for label in memory_labels if label in variants) if memory_horizon else 0))
+    with progress_bar(total, progress, "bench", unit="row") as bar:
+        def row_done(text: str) -> None:
+            log(text)
+            bar.set_postfix_str(text.strip(), refresh=False)
+            bar.update(1)
+
+        log(f"policies at T={short_horizon} over {n_seeds} seeds")
+        rows = bench_policies(short_horizon, n_seeds, labels=labels, log=row_done)
+        if long_horizon:
+            speed = {row.policy: row.rounds_per_second for row in rows}
+            log(f"policies at T={long_horizon} over {long_seeds} seeds")
+            rows += bench_policies(long_horizon, long_seeds, labels=labels,
+                                   speed_at=(short_horizon, speed),
+                                   max_seconds_per_run=max_seconds_per_run, log=row_done)
+        batch = bench_batch(batch_horizon, batch_replicates, batch_repeats, batch_labels,
+                            log=row_done) if batch_replicates else []
+        memory = bench_memory(memory_horizon, memory_labels, log=row_done) \
+            if memory_horizon else []
     return format_table(rows, batch, memory)

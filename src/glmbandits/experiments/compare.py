@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import csv
 import os
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -12,6 +12,7 @@ from typing import Sequence
 import numpy as np
 
 from .._validation import check_int
+from .progress import progress_bar
 from .workers import exit_with_parent
 from ..environments import SyntheticGLMEnv
 from ..policies.registry import ProblemSpec, make_policy, policy_names
@@ -48,6 +49,8 @@ class ComparisonResult:
 
     problem: ProblemSpec
     runs: list[RunRecord]
+    #: The master seed the replicates were spawned from (:func:`replicate_seeds`).
+    seed: int = 0
 
     def policies(self) -> list[str]:
         return list(dict.fromkeys(run.policy for run in self.runs))
@@ -99,6 +102,64 @@ class ComparisonResult:
         return runs_path, curves_path
 
 
+    def experiment_name(self) -> str:
+        """The name its runs get in a results store: one per problem, e.g.
+        ``run-logistic-d10-K20-norm3-T3000``."""
+        p = self.problem
+        return (f"run-{p.family}-d{p.n_features}-K{p.n_actions}-norm{p.theta_norm:g}"
+                f"-T{p.horizon}")
+
+    def to_store(self, path: str | os.PathLike) -> str:
+        """Write the runs to a SQLite results store, as an experiment of their own.
+
+        The experiment is named by :meth:`experiment_name`; a later comparison of
+        the same problem replaces its rows (and the recorded ``seed`` and ``seeds``
+        leave runs of another master seed or of more replicates out of summaries),
+        so ``glmbandits run`` followed by ``glmbandits results`` shows the last run.
+
+        Parameters
+        ----------
+        path : path
+            The store (created if missing; see
+            :class:`~glmbandits.experiments.store.ResultStore`).
+
+        Returns
+        -------
+        str
+            The experiment name.
+
+        Examples
+        --------
+        >>> from glmbandits.experiments.store import ResultStore
+        >>> result = compare_policies(["random"], ProblemSpec(2, 3, "logistic", 20), n_seeds=2)
+        >>> name = result.to_store(":memory:")
+        >>> name
+        'run-logistic-d2-K3-norm3-T20'
+        """
+        from .store import ResultStore, StoredRun
+
+        p = self.problem
+        name = self.experiment_name()
+        n_seeds = 1 + max(run.replicate for run in self.runs)
+        seeds = replicate_seeds(self.seed, n_seeds)
+        environment = {"family": p.family, "n_features": p.n_features,
+                       "n_actions": p.n_actions, "theta_norm": p.theta_norm}
+        config = {"name": name, "seed": self.seed, "seeds": n_seeds, "horizon": p.horizon,
+                  "environment": environment,
+                  "policies": [{"name": policy} for policy in self.policies()]}
+        with ResultStore(path) as store:
+            store.save_experiment(name, config)
+            for run in self.runs:
+                env_seed, policy_seed = seeds[run.replicate]
+                record = {"entropy": int(self.seed), "environment": list(env_seed.spawn_key),
+                          "policy": list(policy_seed.spawn_key)}
+                store.add_run(StoredRun(name, run.policy, run.replicate, run.policy, run.policy,
+                                        {}, dict(environment), p.horizon, record, "ok",
+                                        run.final_regret, run.seconds, run.rounds,
+                                        run.cumulative_regret))
+        return name
+
+
 def replicate_seeds(seed: int, n_seeds: int) -> list[tuple[np.random.SeedSequence,
                                                             np.random.SeedSequence]]:
     """(environment, policy) seed sequences of replicates 0..n_seeds-1.
@@ -142,13 +203,21 @@ def compare_policies(
     n_seeds: int = 5,
     seed: int = 0,
     n_jobs: int = 1,
+    progress: bool = False,
 ) -> ComparisonResult:
     """Run every policy on ``n_seeds`` independent instances of ``problem``.
 
     Replicate r of every policy sees the same problem instance (θ*, contexts and
     reward noise come from the r-th child of ``SeedSequence(seed)``), so the
     policies are compared on common random numbers. ``n_jobs > 1`` runs the
-    (policy, replicate) pairs in that many processes.
+    (policy, replicate) pairs in that many processes. ``progress=True`` draws a
+    bar of the (policy, replicate) runs done, with an ETA, on stderr.
+
+    Examples
+    --------
+    >>> result = compare_policies(["random"], ProblemSpec(2, 3, "logistic", 20), n_seeds=2)
+    >>> [run.replicate for run in result.runs]
+    [0, 1]
     """
     owner = "compare_policies"
     unknown = [name for name in policies if name not in policy_names()]
@@ -159,10 +228,22 @@ def compare_policies(
     n_jobs = check_int(n_jobs, owner, "n_jobs", minimum=1)
     seeds = replicate_seeds(check_int(seed, owner, "seed", minimum=0), n_seeds)
     tasks = [(name, problem, r, *seeds[r]) for name in policies for r in range(n_seeds)]
-    if n_jobs == 1:
-        runs = [_run_one(task) for task in tasks]
-    else:
-        with ProcessPoolExecutor(max_workers=n_jobs, initializer=exit_with_parent,
-                                 initargs=(os.getpid(),)) as pool:
-            runs = list(pool.map(_run_one, tasks))
-    return ComparisonResult(problem, runs)
+    with progress_bar(len(tasks), progress, "run") as bar:
+        if n_jobs == 1:
+            runs = []
+            for task in tasks:
+                runs.append(_run_one(task))
+                bar.set_postfix_str(f"{task[0]} replicate {task[2] + 1}/{n_seeds}",
+                                    refresh=False)
+                bar.update(1)
+        else:
+            with ProcessPoolExecutor(max_workers=n_jobs, initializer=exit_with_parent,
+                                     initargs=(os.getpid(),)) as pool:
+                futures = [pool.submit(_run_one, task) for task in tasks]
+                for future in as_completed(futures):
+                    record = future.result()
+                    bar.set_postfix_str(f"{record.policy} replicate {record.replicate + 1}/"
+                                        f"{n_seeds}", refresh=False)
+                    bar.update(1)
+                runs = [future.result() for future in futures]
+    return ComparisonResult(problem, runs, seed)

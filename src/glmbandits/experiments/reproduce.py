@@ -26,6 +26,7 @@ Section 5.1 (eq. (9)).
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import time
 from pathlib import Path
@@ -38,6 +39,7 @@ from ..families import get_family
 from ..policies import UCBGLM
 from .config import parse_config
 from .plots import fit_loglog_slope, loglog_points
+from .progress import progress_bar
 from .reproduce_figures import figure_coverage, figure_scaling, figure_section51, figure_theorem2
 from .runner import run_experiment
 from .store import StoredRun, select_runs
@@ -100,7 +102,7 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 def reproduce(out: str | os.PathLike = "glmbandits-reproduction", *, full: bool = False,
               seed: int = 0, n_jobs: int | None = None,
               settings: ReproduceSettings | None = None,
-              command: str = "glmbandits reproduce") -> Path:
+              command: str = "glmbandits reproduce", progress: bool = False) -> Path:
     """Run the four checks and write ``REPORT.md`` and its PNG figures into ``out``.
 
     Parameters
@@ -118,11 +120,20 @@ def reproduce(out: str | os.PathLike = "glmbandits-reproduction", *, full: bool 
         Explicit sizes (overrides ``full``; used by the tests with tiny sizes).
     command : str
         The command line recorded in the report.
+    progress : bool, default False
+        Draw a bar on stderr with one step per check or sweep (Theorem 1, each
+        Theorem 2 problem, scaling in T and in d, Section 5.1), naming the one
+        running, with an ETA.
 
     Returns
     -------
     Path
         The report's path.
+
+    Raises
+    ------
+    ImportError
+        When matplotlib is not installed, before any work.
 
     Notes
     -----
@@ -134,6 +145,9 @@ def reproduce(out: str | os.PathLike = "glmbandits-reproduction", *, full: bool 
     (``PYTHONPATH=src python -m glmbandits reproduce --out docs/reproduction`` from a
     checkout). The report links to ``README.md`` when one is beside it, as there.
     """
+    if importlib.util.find_spec("matplotlib") is None:  # before minutes of work, not after
+        raise ImportError("reproduce: the report's figures need matplotlib: "
+                          "pip install 'glmbandits[plot]'")
     start = time.perf_counter()
     s = settings or (FULL_SETTINGS if full else DEFAULT_SETTINGS)
     out = Path(out)
@@ -141,9 +155,16 @@ def reproduce(out: str | os.PathLike = "glmbandits-reproduction", *, full: bool 
     store = out / "reproduce.sqlite"
     timings: dict[str, float] = {}
 
+    bar = progress_bar(4 + len(s.theorem2_problems), progress, "reproduce", unit="step")
+
+    def step(name: str) -> None:
+        bar.set_postfix_str(name)
+
     clock = time.perf_counter()
+    step("Theorem 1")
     coverage = [row for i, family in enumerate(s.coverage_families)
                 for row in theorem1_coverage(family, s, seed=[seed, i])]
+    bar.update(1)
     figure_coverage(coverage, out / "theorem1_coverage.png", s.coverage_delta)
     timings["Theorem 1"] = time.perf_counter() - clock
 
@@ -151,6 +172,7 @@ def reproduce(out: str | os.PathLike = "glmbandits-reproduction", *, full: bool 
     t2_rows, t2_envs = _theorem2_config(s)
     t2_runs: list[StoredRun] = []
     for row, env in zip(t2_rows, t2_envs):
+        step(f"Theorem 2, d={row['d']}, ||theta*||={row['theta_norm']:g}")
         t2_runs += _run_sweep(
             f"reproduce-theorem2-d{row['d']}-norm{row['theta_norm']:g}",
             {"horizon": s.theorem2_horizon, "seeds": s.theorem2_seeds, "seed": seed,
@@ -160,6 +182,7 @@ def reproduce(out: str | os.PathLike = "glmbandits-reproduction", *, full: bool 
                           {"name": "ucb-glm", "label": "UCB-GLM (α=1)",
                            "params": {"alpha": 1.0, "tau": row["tau"]}}]},
             store, n_jobs)
+        bar.update(1)
     figure_theorem2(t2_runs, t2_rows, out / "theorem2_regret.png")
     timings["Theorem 2"] = time.perf_counter() - clock
 
@@ -167,19 +190,26 @@ def reproduce(out: str | os.PathLike = "glmbandits-reproduction", *, full: bool 
     policies = [{"name": "ucb-glm"}, {"name": "supcb-glm"}]
     env_common = {"family": "logistic", "n_actions": s.scaling_n_actions,
                   "theta_norm": s.scaling_theta_norm}
+    step("Scaling in T")
     runs_T = _run_sweep("reproduce-scaling-T", {
         "horizon": list(s.scaling_horizons), "seeds": s.scaling_seeds, "seed": seed,
         "environment": {**env_common, "n_features": s.scaling_d_for_T},
         "policies": policies}, store, n_jobs)
+    bar.update(1)
+    step("Scaling in d")
     runs_d = _run_sweep("reproduce-scaling-d", {
         "horizon": s.scaling_T_for_d, "seeds": s.scaling_seeds, "seed": seed,
         "environment": {**env_common, "n_features": list(s.scaling_dims)},
         "policies": policies}, store, n_jobs)
+    bar.update(1)
     figure_scaling(runs_T, runs_d, out / "scaling.png")
     timings["Scaling"] = time.perf_counter() - clock
 
     clock = time.perf_counter()
+    step("Section 5.1")
     sec51 = section51_condition(s, seed)
+    bar.update(1)
+    bar.close()
     figure_section51(sec51, out / "section51_condition.png")
     timings["Section 5.1"] = time.perf_counter() - clock
 

@@ -31,6 +31,7 @@ import numpy as np
 from .._validation import check_int
 from .workers import exit_with_parent
 from .compare import replicate_seeds, run_replicate
+from .progress import progress_bar
 from .config import Cell, ExperimentConfig
 from .store import ResultStore, StoredRun
 
@@ -128,27 +129,6 @@ def progress_enabled() -> bool:
     return sys.stderr.isatty() and not os.environ.get("CI")
 
 
-class _Progress:
-    """tqdm when it is installed and wanted; otherwise nothing."""
-
-    def __init__(self, total: int, enabled: bool, description: str) -> None:
-        self._bar = None
-        if enabled and total > 0:
-            try:
-                from tqdm import tqdm
-            except ImportError:
-                return
-            self._bar = tqdm(total=total, desc=description, unit="run", file=sys.stderr)
-
-    def update(self) -> None:
-        if self._bar is not None:
-            self._bar.update(1)
-
-    def close(self) -> None:
-        if self._bar is not None:
-            self._bar.close()
-
-
 Outcome = tuple[RunTask, "StoredRun | BaseException"]
 
 
@@ -226,7 +206,8 @@ def run_experiment(
         Extra attempts for a task that raises, before it is stored as ``failed``.
         (The config's ``[dask] retries`` takes precedence on a cluster.)
     progress : bool, optional
-        Show a tqdm bar; default :func:`progress_enabled`.
+        Show a tqdm bar on stderr (runs done of this call, with an ETA, and per
+        cell the replicates done); default :func:`progress_enabled`.
     task_function : callable
         What runs one task (:func:`execute_task`); replaceable for testing failures.
 
@@ -259,8 +240,20 @@ def run_experiment(
                 if done.get((task.cell.key, task.replicate)) != plan[(task.cell.key,
                                                                       task.replicate)]]
         n_skipped = len(tasks) - len(todo)
-        bar = _Progress(len(todo), progress_enabled() if progress is None else progress,
-                        config.name)
+        bar = progress_bar(len(todo), progress_enabled() if progress is None else progress,
+                           config.name)
+        per_cell = {}
+        for task in todo:
+            per_cell[task.cell.key] = per_cell.get(task.cell.key, 0) + 1
+        cell_done = dict.fromkeys(per_cell, 0)
+
+        def advance(task: RunTask) -> None:
+            key = task.cell.key
+            cell_done[key] += 1
+            complete = sum(cell_done[k] == per_cell[k] for k in per_cell)
+            bar.set_postfix_str(f"cells {complete}/{len(per_cell)}, {task.cell.name}: "
+                                f"{cell_done[key]}/{per_cell[key]} replicates", refresh=False)
+            bar.update(1)
         failed: list[StoredRun] = []
         n_ok = 0
         attempts = 1
@@ -276,12 +269,12 @@ def run_experiment(
                 if isinstance(outcome, StoredRun):
                     results.add_run(StoredRun(**{**outcome.__dict__, "attempts": attempts}))
                     n_ok += 1
-                    bar.update()
+                    advance(task)
                 elif final_attempt:
                     row = _failed(task, outcome, attempts if scheduler is None else retries + 1)
                     results.add_run(row)
                     failed.append(row)
-                    bar.update()
+                    advance(task)
                 else:
                     again.append(task)
             todo = again
