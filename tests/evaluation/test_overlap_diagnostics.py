@@ -10,7 +10,7 @@ import pytest
 
 from glmbandits import RandomPolicy, SyntheticGLMEnv, UCBGLM
 from glmbandits.evaluation import (LoggedBanditData, OffPolicyWarning, collect_log,
-                                   doubly_robust, fit_on_log, ips, snips, true_value)
+                                   doubly_robust, ips, snips, true_value)
 from glmbandits.evaluation.intervals import OverlapDiagnostics, PoorOverlapWarning
 from glmbandits.evaluation.report import evaluate_policies, format_rows
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import ActionScores
+from .scores import ActionScores
 
 __all__ = ["thompson_choice", "thompson_distribution"]
 
