@@ -13,22 +13,15 @@ import pickle
 import numpy as np
 import pytest
 
-import glmbandits
+import policy_catalogue
 from glmbandits.policies.base import Policy
 
 D = 3
-POLICY_CLASSES = sorted(
-    (obj for name in glmbandits.__all__
-     if inspect.isclass(obj := getattr(glmbandits, name))
-     and issubclass(obj, Policy) and not inspect.isabstract(obj)),
-    key=lambda cls: cls.__name__,
-)
-ids = [cls.__name__ for cls in POLICY_CLASSES]
+POLICY_CLASSES, ids = policy_catalogue.POLICY_CLASSES, policy_catalogue.POLICY_IDS
 
 
 def _contexts(rng: np.random.Generator, k: int) -> np.ndarray:
-    X = rng.normal(size=(k, D))
-    return X / np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
+    return policy_catalogue.unit_ball_contexts(rng, k, D)
 
 
 def _play(policy: Policy, rounds: int, seed: int, k: int | tuple[int, int] = 5) -> list[int]:

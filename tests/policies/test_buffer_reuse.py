@@ -9,24 +9,16 @@ through a single overwritten buffer, and must end in the same state, bit for bit
 
 from __future__ import annotations
 
-import inspect
 import pickle
 
 import numpy as np
 import pytest
 
-import glmbandits
-from glmbandits.policies.base import Policy
+import policy_catalogue
 
 D = 3
 K = 5
-POLICY_CLASSES = sorted(
-    (obj for name in glmbandits.__all__
-     if inspect.isclass(obj := getattr(glmbandits, name))
-     and issubclass(obj, Policy) and not inspect.isabstract(obj)),
-    key=lambda cls: cls.__name__,
-)
-ids = [cls.__name__ for cls in POLICY_CLASSES]
+POLICY_CLASSES, ids = policy_catalogue.POLICY_CLASSES, policy_catalogue.POLICY_IDS
 
 
 def _stream(rounds: int) -> tuple[np.ndarray, np.ndarray]:

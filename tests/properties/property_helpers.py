@@ -10,16 +10,11 @@ from typing import Any, Iterator
 
 import numpy as np
 
-import glmbandits
+import policy_catalogue
 from glmbandits.exceptions import GLMBanditsWarning
 from glmbandits.policies.base import Policy
 
-POLICY_CLASSES = sorted(
-    (obj for name in glmbandits.__all__
-     if inspect.isclass(obj := getattr(glmbandits, name))
-     and issubclass(obj, Policy) and not inspect.isabstract(obj)),
-    key=lambda cls: cls.__name__,
-)
+POLICY_CLASSES = policy_catalogue.POLICY_CLASSES
 FAMILIES = ("logistic", "probit", "linear", "poisson")
 
 
