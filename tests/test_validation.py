@@ -7,14 +7,13 @@ only where 0/1 lies in the family's domain. Messages print plain, readable numbe
 
 from __future__ import annotations
 
-import inspect
 import pickle
 import warnings
 
 import numpy as np
 import pytest
 
-import glmbandits
+import policy_catalogue
 from glmbandits import LinUCB, UCBGLM, fit_glm, theory
 from glmbandits.data import LoggedBanditData
 from glmbandits._validation import (
@@ -28,13 +27,7 @@ from glmbandits.families import LinearFamily
 from glmbandits.policies.base import Policy
 
 D = 3
-POLICY_CLASSES = sorted(
-    (obj for name in glmbandits.__all__
-     if inspect.isclass(obj := getattr(glmbandits, name))
-     and issubclass(obj, Policy) and not inspect.isabstract(obj)),
-    key=lambda cls: cls.__name__,
-)
-ids = [cls.__name__ for cls in POLICY_CLASSES]
+POLICY_CLASSES, ids = policy_catalogue.POLICY_CLASSES, policy_catalogue.POLICY_IDS
 
 BAD_KINDS = {
     "strings": np.array([["1.0", "0.0", "0.0"], ["0.0", "1.0", "0.0"]]),

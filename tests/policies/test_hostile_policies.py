@@ -10,7 +10,6 @@ Each test failed before its fix (the scenarios below are the ones that did).
 
 from __future__ import annotations
 
-import inspect
 import pickle
 import warnings
 
@@ -18,15 +17,11 @@ import numpy as np
 import pytest
 
 import glmbandits
+import policy_catalogue
 from glmbandits import OFUGLB, SupCBGLM, SyntheticGLMEnv, UCBGLM, fit_glm, simulate
 from glmbandits.policies.base import Policy
 
-POLICY_CLASSES = sorted(
-    (obj for name in glmbandits.__all__
-     if inspect.isclass(obj := getattr(glmbandits, name))
-     and issubclass(obj, Policy) and not inspect.isabstract(obj)),
-    key=lambda cls: cls.__name__,
-)
+POLICY_CLASSES = policy_catalogue.POLICY_CLASSES
 
 
 # -- item 1: the paper-exact mode thaws -----------------------------------------

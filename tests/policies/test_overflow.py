@@ -7,26 +7,19 @@ RuntimeWarning into an error, so any leak fails these tests).
 
 from __future__ import annotations
 
-import inspect
 import pickle
 import warnings
 
 import numpy as np
 import pytest
 
-import glmbandits
+import policy_catalogue
 from glmbandits import RSGLinCB, fit_glm
 from glmbandits._validation import MAX_MAGNITUDE
 from glmbandits.policies.base import Policy
 
 D = 3
-POLICY_CLASSES = sorted(
-    (obj for name in glmbandits.__all__
-     if inspect.isclass(obj := getattr(glmbandits, name))
-     and issubclass(obj, Policy) and not inspect.isabstract(obj)),
-    key=lambda cls: cls.__name__,
-)
-ids = [cls.__name__ for cls in POLICY_CLASSES]
+POLICY_CLASSES, ids = policy_catalogue.POLICY_CLASSES, policy_catalogue.POLICY_IDS
 
 
 def _finite_scores(policy: Policy) -> None:
