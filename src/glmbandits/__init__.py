@@ -12,7 +12,7 @@ from .environments import SyntheticGLMEnv
 from .estimation import GLMFit, fit_glm
 from .exceptions import ConvergenceWarning, GLMBanditsWarning
 from .families import GLMFamily, LinearFamily, LogisticFamily, PoissonFamily, ProbitFamily
-from .policies import LinUCB, Policy, RandomPolicy, SupCBGLM, UCBGLM
+from .policies import Decision, LinUCB, Policy, RandomPolicy, SupCBGLM, UCBGLM, UnknownDecisionError
 from .policies import (GLMTSL, GLMUCB, GLOC, ECOLog, EpsilonGreedy, LaplaceTS,
                        RSGLinCB)
 from .policies import OFUGLB
@@ -30,6 +30,8 @@ __all__ = [
     "LinearFamily",
     "PoissonFamily",
     "Policy",
+    "Decision",
+    "UnknownDecisionError",
     "UCBGLM",
     "SupCBGLM",
     "LinUCB",

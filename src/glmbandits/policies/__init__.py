@@ -1,6 +1,7 @@
 """Bandit policies: one module per algorithm, all behind :class:`~.base.Policy`."""
 
 from .base import ActionScores, Policy
+from .decisions import Decision, UnknownDecisionError
 from .ecolog import ECOLog
 from .epsilon_greedy import EpsilonGreedy
 from .glm_tsl import GLMTSL
@@ -14,6 +15,6 @@ from .rs_glincb import RSGLinCB
 from .supcb_glm import SupCBGLM
 from .ucb_glm import UCBGLM
 
-__all__ = ["ActionScores", "Policy", "UCBGLM", "SupCBGLM", "LinUCB", "RandomPolicy",
+__all__ = ["ActionScores", "Policy", "Decision", "UnknownDecisionError", "UCBGLM", "SupCBGLM", "LinUCB", "RandomPolicy",
            "GLMUCB", "GLMTSL", "LaplaceTS", "GLOC", "ECOLog", "RSGLinCB", "EpsilonGreedy",
            "OFUGLB"]

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -44,6 +44,8 @@ from .._validation import (MAX_MAGNITUDE, SeedLike, as_generator, check_contexts
 from ..estimation import check_rewards
 from ..estimation.checkpoint import checkpoint
 from ..families import GLMFamily, get_family
+from .decision_api import DecisionAPI
+from .decisions import PendingDecisions
 from .scores import (SCORE_SCALES, ActionScores, argmax_distribution, argmax_random_tie,
                      gram_norms, tied_scores, ucb_scores)
 
@@ -64,7 +66,12 @@ def check_exploration_floor(value: Any, owner: str) -> float:
     return value
 
 
-class Policy(ABC):
+#: ``tag`` of :meth:`Policy._learn_transaction` for the ``update`` path: learn with
+#: ``_learn`` (the sample belongs to the last ``select``), not ``_learn_decided``.
+_LAST_SELECT = object()
+
+
+class Policy(DecisionAPI, ABC):
     """Base class of every glmbandits policy.
 
     Subclasses implement :meth:`_choose` (pick an action from checked contexts)
@@ -121,6 +128,8 @@ class Policy(ABC):
         self.last_scores_: ActionScores | None = None
         self.last_propensity_: float | None = None
         self.last_probabilities_: np.ndarray | None = None
+        self.decisions_ = PendingDecisions()
+        self.event_log = None
 
     # -- public interface -------------------------------------------------
     def select(self, contexts: Any) -> int:
@@ -137,7 +146,10 @@ class Policy(ABC):
             Row index of the chosen action.
         """
         owner = f"{type(self).__name__}.select"
-        X = check_contexts(contexts, self.n_features, owner)
+        return self._select_checked(check_contexts(contexts, self.n_features, owner), owner)
+
+    def _select_checked(self, X: np.ndarray, owner: str) -> int:
+        """:meth:`select` on checked contexts (shared with ``decide``)."""
         if self._transactional_select:
             action, scores, probabilities = self._choose_or_refuse(X, owner)
         else:
@@ -171,13 +183,72 @@ class Policy(ABC):
         x = check_vector(x, self.n_features, owner, "x")
         reward = self._check_reward(reward, owner)
         self._check_sample(x, owner)
+        self._learn_transaction(x, reward, _LAST_SELECT, owner)
+
+    def update_batch(self, X: Any, rewards: Any) -> None:
+        """Learn from many (row, reward) samples at once: sequential ``update`` calls.
+
+        The samples are absorbed in the given order as one transaction (if one
+        fails, none is learned). Exact-refit policies refit lazily, so the
+        result equals that of the sequential updates bit for bit, at the cost of
+        one refit (at the next decision); online policies take their steps in
+        the given order.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, d)
+            The chosen rows.
+        rewards : array-like of shape (n,)
+            Their rewards.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from glmbandits import UCBGLM
+        >>> policy = UCBGLM(n_features=2, seed=0)
+        >>> policy.update_batch(np.eye(2), [1.0, 0.0])
+        >>> policy.n_updates_
+        2
+        """
+        owner = f"{type(self).__name__}.update_batch"
+        X = check_contexts(X, self.n_features, owner, "X") if np.size(X) else np.zeros(
+            (0, self.n_features))
+        values = self._check_rewards(rewards, X.shape[0], owner)
+        self._check_batch(owner)
+        if not values:
+            return
+        learn = self._learn
+
+        def learn_all() -> None:
+            for row, value in zip(X, values):
+                learn(row, value)
+        self._transaction(learn_all, owner, X[-1], values[-1])
+        self.n_updates_ += len(values) - 1  # _transaction counted one
+
+    def _learn_transaction(self, x: np.ndarray, reward: float, tag: Any, owner: str,
+                           then: Callable[[], None] | None = None) -> None:
+        """Absorb one checked sample as a transaction (the ``update``/``reward`` step).
+
+        ``tag`` is :data:`_LAST_SELECT` for ``update`` (``_learn``) or the tag the
+        decision recorded (``_learn_decided``). ``then`` (e.g. writing the event
+        log) runs inside the transaction: if it raises, the learning is undone.
+        """
+        if tag is _LAST_SELECT:
+            self._transaction(lambda: self._learn(x, reward), owner, x, reward, then)
+        else:
+            self._transaction(lambda: self._learn_decided(x, reward, tag), owner, x, reward, then)
+
+    def _transaction(self, learn: Callable[[], None], owner: str, x: np.ndarray,
+                     reward: float, then: Callable[[], None] | None = None) -> None:
         # Check first, then learn as one transaction: if anything raises inside
-        # ``_learn``, the policy is put back exactly as it was before this call.
+        # ``learn`` (or ``then``), the policy is put back exactly as it was.
         record = checkpoint(self)
         try:
             with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-                self._learn(x, reward)
+                learn()
             overflowed = self._overflowed_state()
+            if not overflowed and then is not None:
+                then()
         except BaseException:
             record.restore()
             raise
@@ -261,6 +332,22 @@ class Policy(ABC):
     def _check_sample(self, x: np.ndarray, owner: str) -> None:
         """Extra checks a subclass needs before ``_learn`` (must not mutate)."""
 
+    def _check_batch(self, owner: str) -> None:
+        """Refuse ``update_batch`` when samples cannot be learned without their decisions."""
+
+    def _decision_tag(self) -> int | None:
+        """What the last ``_choose`` decided that learning will need (``decide`` keeps it).
+
+        Default: nothing. SupCB-GLM returns the stage of the decision, RS-GLinCB
+        whether it was a warm-up round. Called once right after the decision,
+        it also clears the ``update`` path's record of that ``select``.
+        """
+        return None
+
+    def _learn_decided(self, x: np.ndarray, reward: float, tag: int | None) -> None:
+        """Absorb a sample joined to its decision (``reward``); default: :meth:`_learn`."""
+        self._learn(x, reward)
+
     def _floor_action(self, X: np.ndarray, action: int) -> None:
         """Called when the exploration floor replaces the rule's action by ``action``.
 
@@ -286,10 +373,19 @@ class Policy(ABC):
         action, probabilities = argmax_distribution(scores.ucb, self.rng_)
         return action, scores, probabilities
 
+    def __getstate__(self) -> dict[str, Any]:
+        # The attached event log is a connection, not learned state: never saved.
+        state = self.__dict__.copy()
+        state["event_log"] = None
+        return state
+
     def __setstate__(self, state: dict[str, Any]) -> None:
-        # Pickles from before the exploration floor existed restore with ε = 0.
+        # Pickles from before the exploration floor / decide existed restore with
+        # ε = 0 and no pending decisions.
         state.setdefault("exploration_floor", 0.0)
         state.setdefault("last_probabilities_", None)
+        state.setdefault("decisions_", PendingDecisions())
+        state.setdefault("event_log", None)
         self.__dict__.update(state)
 
     def __repr__(self) -> str:

@@ -204,6 +204,16 @@ class RSGLinCB(Policy):
         action, probabilities = argmax_distribution(ucb, self.rng_)
         return action, ActionScores(ucb=ucb, mean=mean, width=width), probabilities
 
+    def _decision_tag(self) -> int:
+        """1 if the decision just made was a warm-up round, else 0."""
+        warmup = int(self.last_warmup_)
+        self.last_warmup_ = False
+        return warmup
+
+    def _learn_decided(self, x: np.ndarray, reward: float, tag: int | None) -> None:
+        self.last_warmup_ = bool(tag)
+        self._learn(x, reward)
+
     def _learn(self, x: np.ndarray, reward: float) -> None:
         self.all_.add(x, reward)
         if self.last_warmup_:

@@ -259,17 +259,44 @@ class SupCBGLM(Policy):
             raise ValueError(f"{owner}: x must be the row chosen by the preceding select() "
                              f"({self._pending[1].tolist()}), got {x.tolist()}")
 
+    def _check_batch(self, owner: str) -> None:
+        raise ValueError(f"{owner}: SupCBGLM learns a sample into the stage that chose it, "
+                         "so samples cannot be given without their decisions; use "
+                         "decide() and reward_batch() (or select/update one at a time)")
+
+    def _decision_tag(self) -> int:
+        """The stage of the decision just made (and the ``update`` path forgets it)."""
+        stage = self._pending[0]
+        self._pending = None
+        return stage
+
     def _learn(self, x: np.ndarray, reward: float) -> None:
         stage, _ = self._pending
+        self._pending = None
+        self._learn_at_stage(x, reward, stage)
+
+    def _learn_decided(self, x: np.ndarray, reward: float, tag: int | None) -> None:
+        self._learn_at_stage(x, reward, tag)
+
+    def _learn_at_stage(self, x: np.ndarray, reward: float, stage: int) -> None:
+        """Add a sample to the set its decision chose: 𝓕, Ψ_0 or Ψ_s (Algorithm 3).
+
+        A sample of 𝓕 joins every stage estimate already formed (each estimates on
+        Ψ_s ∪ 𝓕); with immediate rewards all of 𝓕 arrives before any stage
+        estimate is formed, with delayed rewards (``decide``/``reward``) it may not.
+        The round index recorded is the sample's position in learning order.
+        """
         round_index = self.n_updates_
         if stage == INITIAL:
             self.initial_estimate_.add(x, reward)
+            for estimate in self.stage_estimates_:
+                if estimate is not None:
+                    estimate.add(x, reward)
             self.initial_rounds_.append(round_index)
         else:
             if stage >= 1:
                 self._stage_estimate(stage).add(x, reward)
             self.psi_[stage].append(round_index)
-        self._pending = None
 
     def __repr__(self) -> str:
         return (f"SupCBGLM(n_features={self.n_features}, family={self.family.name!r}, "

@@ -1,0 +1,376 @@
+"""``decide``/``reward``: decisions with ids and rewards that arrive later, for every policy.
+
+:class:`DecisionAPI` is mixed into :class:`glmbandits.Policy`; it is written once
+here and uses only the policy's shared hooks (the checked ``select``, the
+transactional learning step, the algorithm's per-decision tag), so every
+algorithm gets it without code of its own. The store and its options are in
+:mod:`glmbandits.policies.decisions`.
+
+``policy.decide(contexts)`` is ``policy.select(contexts)`` plus an id, the full
+distribution and a pending record; ``policy.reward(decision_id, r)`` is
+``policy.update(x, r)`` with ``x`` (and, e.g., SupCB-GLM's stage) taken from the
+record instead of from the last ``select``. With rewards that arrive in the
+order of the decisions and at once, ``decide``/``reward`` and ``select``/
+``update`` give the same actions bit for bit.
+
+References
+----------
+Agarwal et al. (2016), "Making Contextual Decisions with Low Technical Debt"
+(the Multiworld Testing Decision Service: explore, log by event id, join
+rewards, learn); Azure Personalizer's rank/reward API (reward wait time,
+default reward, reward aggregation).
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any, Sequence
+
+import numpy as np
+
+from .._validation import check_contexts, check_real, format_value
+from .decisions import (DEFAULTED, DROPPED, DUPLICATE, HELD, LATE, LEARNED, Decision,
+                        EventSink, PendingDecision, PendingDecisions, UnknownDecisionError,
+                        _read_only, check_decision_id, check_excluded, check_timestamp,
+                        request_digest)
+
+__all__ = ["DecisionAPI", "REWARDED"]
+
+#: How ``PendingDecisions.resolved`` marks a decision whose first reward was learned.
+REWARDED = "rewarded"
+
+
+class DecisionAPI:
+    """``decide``, ``reward``, ``reward_batch``, ``expire`` (mixed into :class:`Policy`).
+
+    Attributes
+    ----------
+    decisions_ : PendingDecisions
+        The pending decisions, the options and the counts (saved with the policy).
+    event_log : EventSink or None
+        Where decisions and rewards are appended (e.g. :class:`glmbandits.EventLog`);
+        not part of the saved state. A decision is written before ``decide``
+        returns it, a reward before ``reward`` returns; if writing fails the call
+        raises and the policy is as it was before the call.
+    """
+
+    # provided by :class:`glmbandits.policies.base.Policy`
+    decisions_: PendingDecisions
+    event_log: EventSink | None
+    n_features: int
+    n_updates_: int
+    rng_: np.random.Generator
+
+    # -- options and statistics ------------------------------------------------
+    def configure_decisions(self, **options: Any) -> Any:
+        """Set how pending decisions and their rewards are handled.
+
+        Options (see :mod:`glmbandits.policies.decisions`): ``max_pending``,
+        ``duplicate_rewards`` ("ignore" or "sum"), ``default_reward`` (None:
+        drop), ``reward_wait`` (seconds or None), ``max_resolved``. All are
+        checked before any is set. Returns the policy.
+
+        Examples
+        --------
+        >>> from glmbandits import UCBGLM
+        >>> policy = UCBGLM(n_features=2, seed=0).configure_decisions(default_reward=0.0)
+        >>> policy.decisions_.options()["default_reward"]
+        0.0
+        """
+        owner = f"{type(self).__name__}.configure_decisions"
+        self.decisions_.configure(owner, self._check_reward, **options)
+        return self
+
+    @property
+    def decision_statistics(self) -> dict[str, int]:
+        """Counts: decided, retried, learned, held, duplicate, late, expired_*, pending."""
+        return self.decisions_.statistics()
+
+    @property
+    def model_version(self) -> int:
+        """The number of rewards absorbed so far (what a :class:`Decision` records)."""
+        return self.n_updates_
+
+    def pending_decision(self, decision_id: str) -> Decision:
+        """The pending :class:`Decision` with this id (:class:`UnknownDecisionError` if none)."""
+        entry = self.decisions_.pending.get(decision_id)
+        if entry is None:
+            raise UnknownDecisionError(f"{type(self).__name__}.pending_decision: no pending "
+                                       f"decision has decision_id {decision_id!r}")
+        return entry.decision
+
+    # -- decide -----------------------------------------------------------------
+    def decide(self, contexts: Any, decision_id: str | None = None,
+               excluded: Sequence[int] | None = None, *, now: float | None = None) -> Decision:
+        """Choose an action and keep the decision until its reward arrives.
+
+        Parameters
+        ----------
+        contexts : array-like of shape (K, d)
+            One feature vector per action.
+        decision_id : str, optional
+            The id rewards will name (1–256 characters); a new UUID4 when omitted.
+            Deciding again with an id that is still pending and the same request
+            returns the same :class:`Decision` and draws no randomness (a safe
+            client retry); with other contexts or exclusions it is refused.
+        excluded : sequence of int, optional
+            Rows that must not be chosen (probability 0); at least one must remain.
+        now : float, optional
+            The decision's time in seconds (default ``time.time()``); ``expire``
+            and ``reward_wait`` compare these times.
+
+        Returns
+        -------
+        Decision
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from glmbandits import UCBGLM
+        >>> policy = UCBGLM(n_features=2, seed=0)
+        >>> decision = policy.decide(np.eye(2), decision_id="req-1", now=0.0)
+        >>> decision.action, decision.probabilities.tolist(), decision.model_version
+        (1, [0.5, 0.5], 0)
+        >>> policy.decide(np.eye(2), decision_id="req-1") is decision  # a retry
+        True
+        >>> policy.reward("req-1", 1.0)
+        'learned'
+        >>> policy.model_version
+        1
+        """
+        owner = f"{type(self).__name__}.decide"
+        X = check_contexts(contexts, self.n_features, owner)
+        if decision_id is not None:
+            decision_id = check_decision_id(decision_id, owner)
+        candidates = check_excluded(excluded, X.shape[0], owner)
+        now = time.time() if now is None else check_timestamp(now, owner)
+        store = self.decisions_
+        digest = request_digest(X, candidates)
+        if decision_id is None:
+            decision_id = str(uuid.uuid4())
+        else:
+            entry = store.pending.get(decision_id)
+            if entry is not None:
+                if entry.digest != digest:
+                    raise ValueError(
+                        f"{owner}: decision_id {decision_id!r} is pending for a request with "
+                        "other contexts or exclusions; a retry must repeat the request exactly "
+                        "(use a new decision_id for a new request)")
+                store.counts["retried"] += 1
+                return entry.decision
+            if decision_id in store.resolved:
+                raise ValueError(
+                    f"{owner}: decision_id {decision_id!r} was already closed "
+                    f"({store.resolved[decision_id]}); use a new decision_id")
+        while len(store.pending) >= store.max_pending:  # make room: the oldest expires
+            self._close_decision(next(iter(store.pending)), now)
+
+        rng_state = self.rng_.bit_generator.state
+        previous = (self.last_scores_, self.last_probabilities_, self.last_propensity_)
+        rows = X if candidates is None else X[candidates]
+        chosen = self._select_checked(rows, owner)
+        tag = self._decision_tag()
+        probabilities = self.last_probabilities_
+        if candidates is None:
+            action = chosen
+            candidate_rows = np.arange(X.shape[0])
+        else:
+            action = int(candidates[chosen])
+            probabilities = np.zeros(X.shape[0])
+            probabilities[candidates] = self.last_probabilities_
+            candidate_rows = candidates
+            self.last_probabilities_ = probabilities
+        decision = Decision(
+            decision_id=decision_id, action=action,
+            probabilities=_read_only(probabilities.copy()),
+            propensity=float(probabilities[action]), scores=self.last_scores_,
+            candidates=_read_only(candidate_rows), model_version=self.n_updates_,
+            timestamp=now)
+        if self.event_log is not None:
+            try:
+                self.event_log.record_decision(decision_id, now, X, decision.probabilities,
+                                               action, decision.propensity, self.n_updates_)
+            except BaseException:
+                self.rng_.bit_generator.state = rng_state
+                self.last_scores_, self.last_probabilities_, self.last_propensity_ = previous
+                raise
+        store.pending[decision_id] = PendingDecision(decision, X[action].copy(), tag, digest)
+        store.counts["decided"] += 1
+        return decision
+
+    # -- rewards ------------------------------------------------------------------
+    def reward(self, decision_id: str, reward: Any, *, now: float | None = None
+               ) -> str:
+        """Join a reward to its decision and learn from it.
+
+        Parameters
+        ----------
+        decision_id : str
+            The id of a decision made by :meth:`decide`.
+        reward : float
+            The observed reward, inside the family's reward domain.
+        now : float, optional
+            When the reward arrived (seconds; default ``time.time()``), compared
+            with ``reward_wait``.
+
+        Returns
+        -------
+        str
+            ``"learned"`` (learned now), ``"held"`` (``duplicate_rewards="sum"``:
+            added to the decision's sum, learned when it closes), ``"duplicate"``
+            (a repeated reward, ignored) or ``"late"`` (the decision had expired;
+            ignored). Every outcome is counted in :attr:`decision_statistics`.
+
+        Raises
+        ------
+        UnknownDecisionError
+            (a ``KeyError``) if the id was never decided, or was closed longer ago
+            than the last ``max_resolved`` closed decisions.
+        """
+        owner = f"{type(self).__name__}.reward"
+        decision_id = check_decision_id(decision_id, owner)
+        reward = self._check_reward(reward, owner)
+        now = time.time() if now is None else check_timestamp(now, owner)
+        self._check_known(decision_id, owner)
+        if self.decisions_.duplicate_rewards == "sum":
+            self._check_sum(decision_id, reward, owner)
+        return self._reward_checked(decision_id, reward, now, owner)
+
+    def reward_batch(self, decision_ids: Sequence[str], rewards: Any, *,
+                     now: float | None = None) -> list[str]:
+        """:meth:`reward` for many decisions, in the given order.
+
+        Every id and reward is checked before the first is applied, so a bad
+        entry changes nothing. Refits are lazy, so an exact-refit policy solves
+        its MLE once, at its next decision, whatever the batch size.
+
+        Returns
+        -------
+        list of str
+            The status of each reward (see :meth:`reward`).
+        """
+        owner = f"{type(self).__name__}.reward_batch"
+        if isinstance(decision_ids, str) or not isinstance(decision_ids, Sequence):
+            raise TypeError(f"{owner}: decision_ids must be a sequence of str, got "
+                            f"{type(decision_ids).__name__}")
+        ids = [check_decision_id(value, owner) for value in decision_ids]
+        values = self._check_rewards(rewards, len(ids), owner)
+        now = time.time() if now is None else check_timestamp(now, owner)
+        for decision_id in ids:
+            self._check_known(decision_id, owner)
+        if self.decisions_.duplicate_rewards == "sum":
+            added: dict[str, float] = {}
+            for decision_id, value in zip(ids, values):
+                added[decision_id] = added.get(decision_id, 0.0) + value
+            for decision_id, value in added.items():
+                self._check_sum(decision_id, value, owner)
+        return [self._reward_checked(decision_id, value, now, owner)
+                for decision_id, value in zip(ids, values)]
+
+    def expire(self, older_than: float = 0.0, *, now: float | None = None
+               ) -> dict[str, int]:
+        """Close every pending decision made at least ``older_than`` seconds before ``now``.
+
+        A closed decision with held rewards (``duplicate_rewards="sum"``) is
+        learned with their sum; one without rewards gets ``default_reward`` (if
+        configured) or is dropped. Oldest first. A reward that arrives later is
+        counted as late.
+
+        Returns
+        -------
+        dict
+            How many were closed with each outcome: ``dropped``, ``default``, ``learned``.
+        """
+        owner = f"{type(self).__name__}.expire"
+        older_than = check_real(older_than, owner, "older_than")
+        if not older_than >= 0.0:
+            raise ValueError(f"{owner}: older_than must be >= 0 seconds, got "
+                             f"{format_value(older_than)}")
+        now = time.time() if now is None else check_timestamp(now, owner)
+        outcomes = {DROPPED: 0, DEFAULTED: 0, LEARNED: 0}
+        for decision_id in self.decisions_.expired_before(now - older_than):
+            outcomes[self._close_decision(decision_id, now)] += 1
+        return outcomes
+
+    # -- internals ------------------------------------------------------------------
+    def _check_known(self, decision_id: str, owner: str) -> None:
+        store = self.decisions_
+        if decision_id not in store.pending and decision_id not in store.resolved:
+            raise UnknownDecisionError(
+                f"{owner}: decision_id {decision_id!r} is unknown: it was never decided by "
+                f"this policy, or was closed before the last {store.max_resolved} closed "
+                "decisions (max_resolved)")
+
+    def _check_sum(self, decision_id: str, added: float, owner: str) -> None:
+        entry = self.decisions_.pending.get(decision_id)
+        if entry is None:
+            return
+        total = entry.reward_sum + added
+        try:
+            self._check_reward(total, owner)
+        except ValueError:
+            raise ValueError(
+                f"{owner}: the rewards of decision {decision_id!r} would sum to "
+                f"{format_value(total)}, outside the family's reward domain "
+                "(duplicate_rewards='sum'); nothing was changed") from None
+
+    def _check_rewards(self, rewards: Any, n: int, owner: str) -> list[float]:
+        array = np.asarray(rewards)
+        if array.ndim != 1 or array.shape[0] != n:
+            raise ValueError(f"{owner}: rewards must have shape ({n},), got {array.shape}")
+        return [self._check_reward(value, owner) for value in array.tolist()]
+
+    def _reward_checked(self, decision_id: str, reward: float, now: float,
+                        owner: str) -> str:
+        """Apply a checked reward for a known id (see :meth:`reward`)."""
+        store = self.decisions_
+        entry = store.pending.get(decision_id)
+        if (entry is not None and store.reward_wait is not None
+                and now - entry.decision.timestamp > store.reward_wait):
+            self._close_decision(decision_id, now)
+            entry = None
+        log = self.event_log
+        if entry is None:
+            status = DUPLICATE if store.resolved[decision_id] == REWARDED else LATE
+            if log is not None:
+                log.record_reward(decision_id, now, reward, status)
+            store.counts[status] += 1
+            return status
+        if store.duplicate_rewards == "sum":
+            if log is not None:
+                log.record_reward(decision_id, now, reward, HELD)
+            entry.reward_sum += reward
+            entry.n_rewards += 1
+            store.counts[HELD] += 1
+            return HELD
+        then = None if log is None else (
+            lambda: log.record_reward(decision_id, now, reward, LEARNED))
+        self._learn_transaction(entry.x, reward, entry.tag, owner, then)
+        del store.pending[decision_id]
+        store.remember(decision_id, REWARDED)
+        store.counts[LEARNED] += 1
+        return LEARNED
+
+    def _close_decision(self, decision_id: str, now: float) -> str:
+        """Close a pending decision by expiry; returns its outcome."""
+        store = self.decisions_
+        entry = store.pending[decision_id]
+        if entry.n_rewards > 0:
+            outcome, value = LEARNED, entry.reward_sum
+        elif store.default_reward is not None:
+            outcome, value = DEFAULTED, store.default_reward
+        else:
+            outcome, value = DROPPED, None
+        log = self.event_log
+        write = None if log is None else (
+            lambda: log.record_expiry(decision_id, now, outcome, value))
+        if value is not None:
+            self._learn_transaction(entry.x, value, entry.tag,
+                                    f"{type(self).__name__}.expire", write)
+        elif write is not None:
+            write()
+        del store.pending[decision_id]
+        store.remember(decision_id, outcome)
+        store.counts[f"expired_{outcome}"] += 1
+        return outcome

@@ -1,0 +1,347 @@
+"""Decisions with ids, and rewards that arrive later: the pending-decision store.
+
+``Policy.decide`` returns a frozen :class:`Decision` and keeps what learning
+will need (the chosen row, and whatever the algorithm attached to the decision,
+e.g. SupCB-GLM's stage) in the policy's :class:`PendingDecisions`, keyed by the
+decision id. ``Policy.reward(decision_id, r)`` joins a reward to it later, in
+any order; ``Policy.expire`` closes decisions whose reward never came.
+
+This is the rank/reward-by-event-id model of Azure Personalizer and of the
+Multiworld Testing Decision Service (Agarwal et al. 2016, "Making Contextual
+Decisions with Low Technical Debt", arXiv:1606.03966): every decision has an
+event id, rewards join to it within a wait window, a decision whose window
+closes without a reward gets a configured default reward or is dropped.
+
+The options (:meth:`PendingDecisions.configure`, through
+``Policy.configure_decisions``):
+
+``max_pending`` (default 100,000)
+    At most this many decisions wait for a reward; deciding beyond it first
+    expires the oldest (as :meth:`Policy.expire` would: default reward or drop).
+``duplicate_rewards`` ("ignore", the default, or "sum")
+    "ignore": the first reward of a decision is learned at once; any later one
+    is acknowledged, counted as a duplicate and not learned. "sum": rewards of a
+    decision are added up while it is pending (Personalizer's "sum" reward
+    aggregation) and the sum is learned when the decision is closed by
+    :meth:`Policy.expire` (or when the wait window has passed); the running sum
+    must stay in the family's reward domain.
+``default_reward`` (default None)
+    What a decision closed without any reward teaches: ``None`` drops it (it is
+    counted, nothing is learned); a number is learned as its reward, as
+    Personalizer's default reward is.
+``reward_wait`` (seconds, default None: no window)
+    A reward that arrives more than ``reward_wait`` seconds after its decision
+    first closes that decision (as an expiry would) and is then counted as late
+    and not learned.
+``max_resolved`` (default 100,000)
+    How many closed decision ids are remembered, so that a repeated or late
+    reward is recognised as such; an id older than that is unknown.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass
+from typing import Any, Iterator, Protocol
+
+import numpy as np
+
+from .._validation import check_int, check_real, format_value
+from .scores import ActionScores
+
+__all__ = ["Decision", "PendingDecision", "PendingDecisions", "EventSink",
+           "UnknownDecisionError", "LEARNED", "HELD", "DUPLICATE", "LATE",
+           "DROPPED", "DEFAULTED", "REWARD_STATUSES", "EXPIRY_OUTCOMES"]
+
+#: What :meth:`Policy.reward` did with a reward.
+LEARNED, HELD, DUPLICATE, LATE = "learned", "held", "duplicate", "late"
+REWARD_STATUSES = (LEARNED, HELD, DUPLICATE, LATE)
+#: What closing a decision without (learned) rewards did: nothing learned, the
+#: default reward learned, or (``duplicate_rewards="sum"``) the held sum learned.
+DROPPED, DEFAULTED = "dropped", "default"
+EXPIRY_OUTCOMES = (DROPPED, DEFAULTED, LEARNED)
+
+_DUPLICATE_MODES = ("ignore", "sum")
+_MAX_ID_LENGTH = 256
+
+
+class UnknownDecisionError(KeyError):
+    """A reward named a decision id that was never decided (or was forgotten).
+
+    A subclass of :class:`KeyError`; its message names the id and why it is unknown.
+    """
+
+    def __str__(self) -> str:  # KeyError would print the repr of the message
+        return str(self.args[0]) if self.args else ""
+
+
+@dataclass(frozen=True, eq=False)
+class Decision:
+    """One decision of :meth:`glmbandits.Policy.decide`.
+
+    Attributes
+    ----------
+    decision_id : str
+        The id rewards refer to (a new UUID4 string when none was given).
+    action : int
+        The chosen row of ``contexts``.
+    probabilities : ndarray of shape (K,)
+        The full distribution the action was drawn from (read-only), 0 on
+        excluded rows; it includes the exploration floor.
+    propensity : float
+        ``probabilities[action]``, what off-policy estimators divide by.
+    scores : ActionScores
+        The policy's per-action scores, over the candidate rows only
+        (``candidates``; all K rows when nothing was excluded).
+    candidates : ndarray of int
+        The rows that were not excluded, in order (read-only).
+    model_version : int
+        The number of rewards the policy had absorbed when it decided.
+    timestamp : float
+        When it was decided, in seconds (``time.time()`` unless ``now`` was given).
+    """
+
+    decision_id: str
+    action: int
+    probabilities: np.ndarray
+    propensity: float
+    scores: ActionScores
+    candidates: np.ndarray
+    model_version: int
+    timestamp: float
+
+    def __repr__(self) -> str:
+        return (f"Decision(decision_id={self.decision_id!r}, action={self.action}, "
+                f"propensity={self.propensity:.6g}, model_version={self.model_version})")
+
+
+class EventSink(Protocol):
+    """What a policy writes its events to (:class:`glmbandits.EventLog` implements it)."""
+
+    def record_decision(self, decision_id: str, timestamp: float, contexts: np.ndarray,
+                        probabilities: np.ndarray, action: int, propensity: float,
+                        model_version: int) -> None:
+        """Append one decision (before ``decide`` returns it)."""
+
+    def record_reward(self, decision_id: str, timestamp: float, reward: float,
+                      status: str) -> None:
+        """Append one received reward and what was done with it (:data:`REWARD_STATUSES`)."""
+
+    def record_expiry(self, decision_id: str, timestamp: float, outcome: str,
+                      reward: float | None) -> None:
+        """Append the closing of a decision by expiry (:data:`EXPIRY_OUTCOMES`)."""
+
+
+@dataclass
+class PendingDecision:
+    """A decision waiting for its reward, with what learning from it needs."""
+
+    decision: Decision
+    x: np.ndarray            # the chosen row (a copy)
+    tag: int | None          # what the algorithm attached to the decision (SupCB-GLM's stage)
+    digest: str              # fingerprint of (contexts, excluded): a retry must repeat them
+    reward_sum: float = 0.0  # duplicate_rewards="sum": rewards held so far
+    n_rewards: int = 0
+
+
+def request_digest(X: np.ndarray, candidates: np.ndarray | None) -> str:
+    """Fingerprint of a decide request, so that a retry with other contexts is refused."""
+    digest = hashlib.blake2b(digest_size=16)
+    digest.update(np.asarray(X.shape, dtype=np.int64).tobytes())
+    digest.update(np.ascontiguousarray(X, dtype=np.float64).tobytes())
+    if candidates is not None:
+        digest.update(np.ascontiguousarray(candidates, dtype=np.int64).tobytes())
+    return digest.hexdigest()
+
+
+class PendingDecisions:
+    """The decisions of one policy that wait for a reward, and the counts of what happened.
+
+    Held by every policy as ``policy.decisions_`` (see the module docstring for
+    the options). Its state is plain arrays when saved (:meth:`__getstate__`),
+    so a policy saved with pending decisions resumes them exactly.
+    """
+
+    def __init__(self) -> None:
+        self.max_pending = 100_000
+        self.duplicate_rewards = "ignore"
+        self.default_reward: float | None = None
+        self.reward_wait: float | None = None
+        self.max_resolved = 100_000
+        self.pending: dict[str, PendingDecision] = {}
+        self.resolved: dict[str, str] = {}   # id -> LEARNED (rewarded) or an expiry outcome
+        self.counts: dict[str, int] = dict.fromkeys(
+            ("decided", "retried", "learned", "held", "duplicate", "late", "expired_dropped",
+             "expired_default", "expired_learned"), 0)
+
+    # -- options ----------------------------------------------------------------
+    def configure(self, owner: str, family_check: Any, **options: Any) -> None:
+        """Check every given option, then set them all (nothing changes if one is bad)."""
+        checked: dict[str, Any] = {}
+        for name, value in options.items():
+            if name in ("max_pending", "max_resolved"):
+                checked[name] = check_int(value, owner, name, minimum=1)
+            elif name == "duplicate_rewards":
+                if value not in _DUPLICATE_MODES:
+                    raise ValueError(f"{owner}: duplicate_rewards must be one of "
+                                     f"{list(_DUPLICATE_MODES)}, got {value!r}")
+                if value != self.duplicate_rewards and self.pending:
+                    raise ValueError(f"{owner}: duplicate_rewards cannot change while "
+                                     f"{len(self.pending)} decisions are pending; got {value!r}")
+                checked[name] = value
+            elif name == "default_reward":
+                checked[name] = None if value is None else family_check(value, owner)
+            elif name == "reward_wait":
+                if value is not None:
+                    value = check_real(value, owner, "reward_wait")
+                    if not value >= 0.0:
+                        raise ValueError(f"{owner}: reward_wait must be >= 0 seconds or None, "
+                                         f"got {format_value(value)}")
+                checked[name] = value
+            else:
+                raise TypeError(f"{owner}: unknown option {name!r}; expected one of "
+                                "['max_pending', 'duplicate_rewards', 'default_reward', "
+                                "'reward_wait', 'max_resolved']")
+        self.__dict__.update(checked)
+
+    def options(self) -> dict[str, Any]:
+        """The current options, by name."""
+        return {name: getattr(self, name) for name in (
+            "max_pending", "duplicate_rewards", "default_reward", "reward_wait", "max_resolved")}
+
+    # -- bookkeeping ----------------------------------------------------------
+    def remember(self, decision_id: str, outcome: str) -> None:
+        """Record a closed decision (bounded: the oldest closed ids are forgotten first)."""
+        resolved = self.resolved
+        resolved[decision_id] = outcome
+        while len(resolved) > self.max_resolved:
+            del resolved[next(iter(resolved))]
+
+    def expired_before(self, cutoff: float) -> Iterator[str]:
+        """Ids of pending decisions made at or before ``cutoff``, oldest first."""
+        for decision_id, entry in list(self.pending.items()):
+            if entry.decision.timestamp <= cutoff:
+                yield decision_id
+
+    def statistics(self) -> dict[str, int]:
+        """Counts of what happened to decisions and rewards, plus the number pending."""
+        return {**self.counts, "pending": len(self.pending)}
+
+    def copy(self) -> "PendingDecisions":
+        clone = PendingDecisions.__new__(PendingDecisions)
+        clone.__setstate__(self.__getstate__())
+        return clone
+
+    # -- compact state (persistence, pickle) ------------------------------------
+    def __getstate__(self) -> dict[str, Any]:
+        """Plain arrays: one row (or one slice of a concatenation) per pending decision."""
+        entries = list(self.pending.values())
+        decisions = [entry.decision for entry in entries]
+        sizes = np.array([d.probabilities.shape[0] for d in decisions], dtype=np.int64)
+        n_candidates = np.array([d.candidates.shape[0] for d in decisions], dtype=np.int64)
+
+        def concatenated(arrays: list[np.ndarray], dtype: Any) -> np.ndarray:
+            return np.concatenate(arrays).astype(dtype) if arrays else np.zeros(0, dtype)
+
+        x_rows = [entry.x for entry in entries]
+        family = decisions[0].scores.family if decisions else None
+        return {
+            "options": self.options(),
+            "counts": dict(self.counts),
+            "family": family,
+            "ids": np.array([d.decision_id for d in decisions], dtype=f"<U{_MAX_ID_LENGTH}")
+            if decisions else np.zeros(0, dtype="<U1"),
+            "actions": np.array([d.action for d in decisions], dtype=np.int64),
+            "propensities": np.array([d.propensity for d in decisions], dtype=np.float64),
+            "model_versions": np.array([d.model_version for d in decisions], dtype=np.int64),
+            "timestamps": np.array([d.timestamp for d in decisions], dtype=np.float64),
+            "sizes": sizes,
+            "probabilities": concatenated([d.probabilities for d in decisions], np.float64),
+            "n_candidates": n_candidates,
+            "candidates": concatenated([d.candidates for d in decisions], np.int64),
+            "ucb": concatenated([d.scores.ucb for d in decisions], np.float64),
+            "mean": concatenated([d.scores.mean for d in decisions], np.float64),
+            "width": concatenated([d.scores.width for d in decisions], np.float64),
+            "scales": [d.scores.scale for d in decisions],
+            "x": np.array(x_rows) if x_rows else np.zeros((0, 0)),
+            "has_tag": np.array([entry.tag is not None for entry in entries], dtype=bool),
+            "tags": np.array([entry.tag or 0 for entry in entries], dtype=np.int64),
+            "digests": [entry.digest for entry in entries],
+            "reward_sums": np.array([entry.reward_sum for entry in entries], dtype=np.float64),
+            "n_rewards": np.array([entry.n_rewards for entry in entries], dtype=np.int64),
+            "resolved_ids": list(self.resolved),
+            "resolved_outcomes": list(self.resolved.values()),
+        }
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state["options"])
+        self.counts = dict(state["counts"])
+        self.resolved = dict(zip(state["resolved_ids"], state["resolved_outcomes"]))
+        self.pending = {}
+        ends = np.cumsum(state["sizes"])
+        candidate_ends = np.cumsum(state["n_candidates"])
+        for i, decision_id in enumerate(state["ids"].tolist()):
+            start = int(ends[i] - state["sizes"][i])
+            cstart = int(candidate_ends[i] - state["n_candidates"][i])
+            span, cspan = slice(start, int(ends[i])), slice(cstart, int(candidate_ends[i]))
+            scores = ActionScores(ucb=state["ucb"][cspan].copy(), mean=state["mean"][cspan].copy(),
+                                  width=state["width"][cspan].copy(), scale=state["scales"][i],
+                                  family=state["family"])
+            decision = Decision(
+                decision_id=decision_id, action=int(state["actions"][i]),
+                probabilities=_read_only(state["probabilities"][span].copy()),
+                propensity=float(state["propensities"][i]), scores=scores,
+                candidates=_read_only(state["candidates"][cspan].copy()),
+                model_version=int(state["model_versions"][i]),
+                timestamp=float(state["timestamps"][i]))
+            self.pending[decision_id] = PendingDecision(
+                decision=decision, x=state["x"][i].copy(),
+                tag=int(state["tags"][i]) if state["has_tag"][i] else None,
+                digest=state["digests"][i], reward_sum=float(state["reward_sums"][i]),
+                n_rewards=int(state["n_rewards"][i]))
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    array.flags.writeable = False
+    return array
+
+
+def check_decision_id(value: Any, owner: str) -> str:
+    """A decision id: a non-empty ``str`` of at most 256 characters."""
+    if not isinstance(value, str):
+        raise TypeError(f"{owner}: decision_id must be a str, got {type(value).__name__} "
+                        f"{value!r}")
+    if not 0 < len(value) <= _MAX_ID_LENGTH:
+        raise ValueError(f"{owner}: decision_id must have 1 to {_MAX_ID_LENGTH} characters, "
+                         f"got {len(value)}")
+    return value
+
+
+def check_timestamp(value: Any, owner: str) -> float:
+    """``now``: seconds as a finite real number."""
+    value = check_real(value, owner, "now")
+    if not math.isfinite(value):
+        raise ValueError(f"{owner}: now must be finite seconds, got {format_value(value)}")
+    return value
+
+
+def check_excluded(value: Any, n_actions: int, owner: str) -> np.ndarray | None:
+    """The candidate rows left by ``excluded`` (None when nothing is excluded)."""
+    if value is None:
+        return None
+    array = np.asarray(value)
+    if array.size == 0:
+        return None
+    if array.ndim != 1 or array.dtype.kind not in "iu":
+        raise TypeError(f"{owner}: excluded must be a 1-d sequence of row indices (ints), "
+                        f"got {array.dtype} of shape {array.shape}")
+    if array.min() < 0 or array.max() >= n_actions:
+        raise ValueError(f"{owner}: excluded indices must lie in [0, {n_actions - 1}] "
+                         f"(K = {n_actions}), got {array.tolist()}")
+    keep = np.ones(n_actions, dtype=bool)
+    keep[array] = False
+    if not keep.any():
+        raise ValueError(f"{owner}: excluded must leave at least one of the {n_actions} "
+                         f"actions, got {sorted(set(array.tolist()))}")
+    return np.flatnonzero(keep)
