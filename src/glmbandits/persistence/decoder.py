@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import math
+import sys
 from typing import Any, Mapping
 
 import numpy as np
@@ -53,6 +54,7 @@ class Decoder:
         if depth > MAX_DEPTH:
             raise MalformedStateError(f"the tree is nested more than {MAX_DEPTH} levels deep")
         if type(node) is str:
+            node = sys.intern(node)  # as attribute names and literals are in the original
             self._memo.append(node)
             return node
         if type(node) is list:
