@@ -3,7 +3,7 @@
 A class is stored and restored by its module and qualified name. On load, a
 name is looked up *before* anything is imported: only the names listed in
 :data:`ALLOWED_CLASSES`, the ``Policy`` subclasses exported in
-``glmbandits.__all__`` and the classes a user has passed to
+``glmbandits.__all__`` (concrete ones) and the classes a user has passed to
 :func:`register_class` are ever resolved, so a file can never name
 ``os.system`` or ``builtins.eval`` into existence.
 
@@ -122,7 +122,8 @@ def _exported_policy(name: str) -> type | None:
     policy_base = importlib.import_module("glmbandits.policies.base").Policy
     for export in getattr(package, "__all__", ()):
         obj = getattr(package, export, None)
-        if inspect.isclass(obj) and issubclass(obj, policy_base) and qualified_name(obj) == name:
+        if (inspect.isclass(obj) and issubclass(obj, policy_base) and not inspect.isabstract(obj)
+                and qualified_name(obj) == name):
             return obj
     return None
 

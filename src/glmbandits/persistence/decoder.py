@@ -112,9 +112,10 @@ class Decoder:
                 raise MalformedStateError("dict items must be [key, value] pairs")
             key = self.decode(pair[0], depth + 1)
             try:
-                result[key] = self.decode(pair[1], depth + 1)
-            except TypeError as error:  # an unhashable key
+                hash(key)
+            except TypeError as error:
                 raise MalformedStateError(f"bad dict key: {error}") from None
+            result[key] = self.decode(pair[1], depth + 1)
         return result
 
     def _compact(self, node: dict, depth: int) -> list:
