@@ -2,7 +2,8 @@
 
 Each class must be constructible as ``cls(n_features=3, seed=0)``; then:
 seeding is reproducible, bad input raises and changes nothing, inputs are not
-mutated, a policy survives a pickle round-trip, K may change between rounds.
+mutated, a policy survives a pickle round-trip and a save/load round-trip (bit for
+bit), K may change between rounds.
 """
 
 from __future__ import annotations
@@ -148,6 +149,16 @@ def test_pickle_round_trip_continues_identically(cls):
     _play(policy, 40, seed=9)
     clone = pickle.loads(pickle.dumps(policy))
     assert _play(policy, 40, seed=10) == _play(clone, 40, seed=10)
+
+
+@pytest.mark.parametrize("cls", POLICY_CLASSES, ids=ids)
+def test_save_load_round_trip_continues_identically(cls, tmp_path):
+    policy = cls(n_features=D, seed=0)
+    _play(policy, 40, seed=9)
+    clone = cls.load(policy.save(tmp_path / "policy.glmb"))
+    assert type(clone) is cls and _state(clone) == _state(policy)
+    assert _play(policy, 40, seed=10) == _play(clone, 40, seed=10)
+    assert _state(clone) == _state(policy)
 
 
 @pytest.mark.parametrize("cls", POLICY_CLASSES, ids=ids)

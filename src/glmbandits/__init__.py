@@ -10,7 +10,7 @@ from . import families, theory
 from ._version import __version__ as __version__
 from .environments import SyntheticGLMEnv
 from .estimation import GLMFit, fit_glm
-from .exceptions import ConvergenceWarning, GLMBanditsWarning
+from .exceptions import ConvergenceWarning, GLMBanditsWarning, ModelFileError
 from .families import GLMFamily, LinearFamily, LogisticFamily, PoissonFamily, ProbitFamily
 from .policies import Decision, LinUCB, Policy, RandomPolicy, SupCBGLM, UCBGLM, UnknownDecisionError
 from .policies import (GLMTSL, GLMUCB, GLOC, ECOLog, EpsilonGreedy, LaplaceTS,
@@ -18,6 +18,7 @@ from .policies import (GLMTSL, GLMUCB, GLOC, ECOLog, EpsilonGreedy, LaplaceTS,
 from .policies import OFUGLB
 from .simulation import SimulationResult, simulate
 from .batch import BatchSimulationResult, simulate_batch
+from .persistence import load, save
 
 __all__ = [
     "families",
@@ -51,4 +52,7 @@ __all__ = [
     "BatchSimulationResult",
     "ConvergenceWarning",
     "GLMBanditsWarning",
+    "ModelFileError",
+    "save",
+    "load",
 ]

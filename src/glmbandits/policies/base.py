@@ -39,6 +39,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .. import persistence
 from .._validation import (MAX_MAGNITUDE, SeedLike, as_generator, check_contexts, check_int,
                            check_real, check_vector, format_value)
 from ..estimation import check_rewards
@@ -390,6 +391,22 @@ class Policy(DecisionAPI, ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(n_features={self.n_features})"
+
+    # -- persistence (glmbandits.persistence) ------------------------------
+    def save(self, path: Any) -> Any:
+        """Write this policy to one model file, atomically; returns the ``pathlib.Path``.
+
+        See :func:`glmbandits.persistence.save` and ``docs/persistence.md``.
+        """
+        return persistence.save(self, path)
+
+    @classmethod
+    def load(cls, path: Any) -> "Policy":
+        """Read a policy saved by :meth:`save`; refuses (``ModelFileError``) one not a ``cls``.
+
+        See :func:`glmbandits.persistence.load`.
+        """
+        return persistence.load(path, expected_class=cls)
 
 
 def _legacy_distribution(propensity: float, action: int, K: int) -> np.ndarray:

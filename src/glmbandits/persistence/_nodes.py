@@ -1,0 +1,55 @@
+"""What the codec's encoder and decoder share: limits, allowed dtypes, the error class."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["COMPACT_MIN", "ALLOWED_BIT_GENERATORS", "MAX_DEPTH", "MalformedStateError",
+           "check_dtype", "slot_names"]
+
+#: Lists of plain ints or floats with at least this many items are stored as one array.
+COMPACT_MIN = 8
+#: The bit generators a ``numpy.random.Generator`` in a model file may use.
+ALLOWED_BIT_GENERATORS = ("PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64")
+#: Dtype kinds an array or scalar may have: bool, int, uint, float, complex, unicode.
+_KINDS = "biufcU"
+#: The deepest nesting the encoder writes and the decoder reads.
+MAX_DEPTH = 200
+SPECIAL_FLOATS = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+
+
+class MalformedStateError(ValueError):
+    """The tree cannot be decoded: an unknown node, a dangling name, a refused class."""
+
+
+def check_dtype(dtype: np.dtype, where: str) -> None:
+    """Refuse dtypes a model file may not hold (object, structured, datetime, void...).
+
+    Raises
+    ------
+    TypeError
+        Naming ``where``, the allowed kinds and the dtype given.
+
+    Examples
+    --------
+    >>> check_dtype(np.dtype("<f8"), "x")
+    >>> check_dtype(np.dtype(object), "policy.x_")
+    Traceback (most recent call last):
+    TypeError: policy.x_: arrays must have a bool, int, uint, float, complex or fixed-width unicode dtype, got object
+    """
+    if dtype.kind not in _KINDS or dtype.fields is not None or dtype.subdtype is not None:
+        raise TypeError(f"{where}: arrays must have a bool, int, uint, float, complex or "
+                        f"fixed-width unicode dtype, got {dtype}")
+
+
+def slot_names(cls: type) -> list[str]:
+    """The ``__slots__`` names of ``cls`` and its bases (without ``__dict__``/``__weakref__``)."""
+    names: list[str] = []
+    for klass in cls.__mro__:
+        slots = klass.__dict__.get("__slots__", ())
+        for name in [slots] if isinstance(slots, str) else slots:
+            if name not in ("__dict__", "__weakref__") and name not in names:
+                names.append(name)
+    return names
