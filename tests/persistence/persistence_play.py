@@ -82,7 +82,14 @@ def assert_same_policies(first: Any, second: Any, exact_pickle: bool = False) ->
 
 
 def recipe(cls: type, rounds: int = 20) -> Any:
-    """The fixture recipe: ``cls(n_features=3, seed=0)`` after ``rounds`` rounds of stream 100."""
+    """The fixture recipe: ``cls(n_features=3, seed=0)`` after ``rounds`` rounds of stream 100,
+    then three decisions (ids ``pending-0..2``, one with row 0 excluded) of which the middle
+    one is rewarded, so that the file holds pending decisions and closed ids too."""
     policy = cls(n_features=3, seed=0)
     play(policy, rounds, seed=100)
+    rng = np.random.default_rng(200)
+    for i in range(3):
+        contexts = policy_catalogue.unit_ball_contexts(rng, 4, 3)
+        policy.decide(contexts, f"pending-{i}", excluded=[0] if i == 2 else None, now=100.0 + i)
+    policy.reward("pending-1", 1.0, now=104.0)
     return policy

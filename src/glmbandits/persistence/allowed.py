@@ -47,6 +47,7 @@ ALLOWED_CLASSES: frozenset[str] = frozenset({
     "glmbandits.policies.ucb_glm.UCBGLM",
     # what policies hold
     "glmbandits.policies.scores.ActionScores",
+    "glmbandits.policies.decisions.PendingDecisions",
     "glmbandits.policies.ofuglb.RidgePotential",
     "glmbandits.families.LogisticFamily",
     "glmbandits.families.ProbitFamily",
