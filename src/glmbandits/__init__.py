@@ -19,6 +19,7 @@ from .policies import OFUGLB
 from .simulation import SimulationResult, simulate
 from .batch import BatchSimulationResult, simulate_batch
 from .persistence import load, save
+from .data import EventLog
 
 __all__ = [
     "families",
@@ -50,6 +51,7 @@ __all__ = [
     "SimulationResult",
     "simulate_batch",
     "BatchSimulationResult",
+    "EventLog",
     "ConvergenceWarning",
     "GLMBanditsWarning",
     "ModelFileError",
