@@ -433,8 +433,8 @@ def test_max_pending_expires_the_oldest(cls, default):
     for t, X in enumerate(contexts):
         decisions.append(policy.decide(X, decision_id=f"q{t}", now=float(t)))
         assert list(policy.decisions_.pending) == [f"q{i}" for i in range(max(0, t - 2), t + 1)]
-        # the oldest expired before this decision was made
-        assert decisions[-1].model_version == 20 + (0 if default is None else max(0, t - 2))
+        # the oldest expired once this decision was made
+        assert decisions[-1].model_version == 20 + (0 if default is None else max(0, t - 3))
     stats = policy.decision_statistics
     key = "expired_dropped" if default is None else "expired_default"
     assert stats[key] == 3 and stats["pending"] == 3
@@ -446,12 +446,12 @@ def test_max_pending_expires_the_oldest(cls, default):
     if cls.__name__ in ("SupCBGLM", "RSGLinCB"):  # update() cannot say which stage/round
         return
     # the reference: the same decisions through select/update, the evicted rows
-    # learned with the default reward just before the next select (or not at all)
+    # learned with the default reward right after the decision that evicted them
     reference = _warm(_make(cls))
     for t, X in enumerate(contexts):
+        assert reference.select(X) == decisions[t].action
         if t >= 3 and default is not None:
             reference.update(contexts[t - 3][decisions[t - 3].action], default)
-        assert reference.select(X) == decisions[t].action
     for t in range(3, 6):
         reference.update(contexts[t][decisions[t].action], rewards[t])
     assert _learned_state(policy) == _learned_state(reference)
@@ -501,8 +501,9 @@ def test_counts_add_up_and_model_version_counts_absorbed_rewards(cls):
     contexts, rewards = _stream(21, 60)
     absorbed = 20
     for t, X in enumerate(contexts):
+        version = policy.model_version
         decision = policy.decide(X, decision_id=f"c{t}", now=float(t))
-        assert decision.model_version == policy.model_version
+        assert decision.model_version == version  # (evictions come after the decision)
         if t == 0:
             policy.decide(X, decision_id="c0", now=float(t))  # a retry
         for old in rng.choice(t + 1, size=2):
@@ -689,3 +690,81 @@ def test_a_batch_costs_one_refit(cls):
     policy.reward_batch([f"f{t}" for t in range(30)], rewards)
     policy.select(X[:K])
     assert policy.estimate_.n_fits_ == fits + 1
+
+
+# -- regressions: bugs found while writing these tests -------------------------------------
+def test_a_late_reward_in_sum_mode_is_late_not_refused():
+    """Before the fix the held-sum check ran before the wait window was applied, so a
+    late reward that would overflow the sum raised ValueError instead of being late."""
+    policy = _make(UCBGLM).configure_decisions(duplicate_rewards="sum", reward_wait=5.0)
+    policy.decide(np.eye(D), decision_id="a", now=0.0)
+    policy.decide(np.eye(D), decision_id="b", now=0.0)
+    assert policy.reward("a", 1.0, now=1.0) == "held"
+    assert policy.reward_batch(["b"], [1.0], now=1.0) == ["held"]
+    assert policy.reward("a", 1.0, now=10.0) == "late"  # closes "a": its sum 1.0 is learned
+    assert policy.reward_batch(["b", "b"], [1.0, 1.0], now=10.0) == ["late", "late"]
+    stats = policy.decision_statistics
+    assert (stats["expired_learned"], stats["late"], policy.model_version) == (2, 3, 2)
+    # within the window the sum is still refused
+    policy.decide(np.eye(D), decision_id="c", now=20.0)
+    policy.reward("c", 1.0, now=21.0)
+    _unchanged(policy, lambda: policy.reward("c", 1.0, now=22.0), ValueError, "would sum to 2")
+
+
+def test_reward_batch_takes_a_numpy_array_of_ids():
+    """Before the fix a 1-d array of ids (a column read with numpy or pandas) was refused."""
+    policy = _make(UCBGLM)
+    for name in ("x", "y"):
+        policy.decide(np.eye(D), decision_id=name)
+    assert policy.reward_batch(np.array(["x", "y"]), np.array([1.0, 0.0])) == ["learned"] * 2
+    _unchanged(policy, lambda: policy.reward_batch(np.array([["x"]]), [1.0]), TypeError,
+               "decision_ids must be a sequence of str")
+
+
+class _Sink:
+    """An event sink that fails on demand."""
+
+    def __init__(self, fail: str = "") -> None:
+        self.fail, self.events = fail, []
+
+    def record_decision(self, decision_id, *args) -> None:
+        if self.fail == "decision":
+            raise OSError("disk full")
+        self.events.append(("decision", decision_id))
+
+    def record_reward(self, decision_id, timestamp, reward, status) -> None:
+        if self.fail == "reward":
+            raise OSError("disk full")
+        self.events.append(("reward", decision_id, status))
+
+    def record_expiry(self, decision_id, timestamp, outcome, reward) -> None:
+        self.events.append(("expiry", decision_id, outcome))
+
+
+@pytest.mark.parametrize("cls", POLICY_CLASSES, ids=IDS)
+def test_a_failing_event_log_leaves_the_policy_as_it_was(cls):
+    """Before the fix a decision whose log write failed kept what _choose had changed
+    (SupCB-GLM's stage record, refits, RS-GLinCB's switch) and had already evicted
+    (and learned) the oldest pending decision when the store was full."""
+    policy = _warm(_make(cls, 0.1)).configure_decisions(max_pending=2, default_reward=1.0)
+    contexts, _ = _stream(30, 3)
+    policy.decide(contexts[0], decision_id="p0", now=0.0)
+    policy.decide(contexts[1], decision_id="p1", now=1.0)
+    before = _state(policy)
+    rng_state = policy.rng_.bit_generator.state
+    policy.event_log = _Sink("decision")
+    with pytest.raises(OSError, match="disk full"):
+        policy.decide(contexts[2], decision_id="p2", now=2.0)
+    policy.event_log = None
+    assert _state(policy) == before and policy.rng_.bit_generator.state == rng_state
+    policy.event_log = _Sink("reward")
+    with pytest.raises(OSError, match="disk full"):
+        policy.reward("p1", 0.0)
+    policy.event_log = None
+    assert _state(policy) == before
+    # and with a working log every event is written
+    sink = policy.event_log = _Sink()
+    policy.decide(contexts[2], decision_id="p2", now=2.0)
+    policy.reward("p1", 0.0)
+    assert sink.events == [("decision", "p2"), ("expiry", "p0", "default"),
+                           ("reward", "p1", "learned")]
