@@ -48,3 +48,18 @@ def test_bad_arguments_are_refused():
         delayed_reward_regret(["LinUCB"], [1], horizon=0)
     with pytest.raises(ValueError, match="batch_sizes"):
         delayed_reward_regret(["LinUCB"], [0], horizon=5)
+
+
+@pytest.mark.slow
+def test_regret_grows_gracefully_with_the_delay():
+    """Rewards every 100 rounds (T=1200, d=10, K=20, 3 seeds): no policy's regret more than
+    2.5 times its no-delay regret (measured 1.1-1.6 at T=1500-5000), and none clearly
+    *better* with the delay (ratio >= 0.75; CRN-paired seeds). Whether Thompson sampling
+    degrades less than UCB is not asserted: with contexts redrawn every round it does
+    not hold reliably (see docs/delayed-rewards.md)."""
+    table = delayed_reward_regret(batch_sizes=(1, 100), horizon=1200, n_seeds=3, seed=0)
+    for name in ("UCBGLM", "LinUCB", "LaplaceTS", "GLMTSL"):
+        no_delay, delayed = table.row(name, 1), table.row(name, 100)
+        assert no_delay.mean > 0
+        assert 0.75 <= delayed.ratio <= 2.5, (name, delayed.ratio)
+        assert np.all(np.isfinite(delayed.regrets))

@@ -44,7 +44,7 @@ def _policy_class(name: str) -> type:
 
 def run_delayed(policy_name: str, batch_size: int, horizon: int, n_features: int,
                 n_actions: int, family: str, theta_norm: float,
-                seed: np.random.SeedSequence) -> float:
+                seed: np.random.SeedSequence, redraw_contexts: bool = True) -> float:
     """Cumulative pseudo-regret of one run with rewards delivered every ``batch_size`` rounds."""
     cls = _policy_class(policy_name)
     # seed.spawn(2)'s children, without changing ``seed`` (it is reused per setting)
@@ -55,7 +55,7 @@ def run_delayed(policy_name: str, batch_size: int, horizon: int, n_features: int
         kwargs["family"] = family
     policy = cls(**kwargs)
     env = SyntheticGLMEnv(n_features, n_actions, family, theta_norm,
-                          seed=np.random.default_rng(env_seed))
+                          redraw_contexts=redraw_contexts, seed=np.random.default_rng(env_seed))
     contexts = env.contexts
     ids: list[str] = []
     rewards: list[float] = []
@@ -100,6 +100,7 @@ class DelayedRewardTable:
     n_actions: int
     family: str
     n_seeds: int
+    redraw_contexts: bool = True
 
     def row(self, policy: str, batch_size: int) -> DelayedRow:
         """The row of ``policy`` at ``batch_size``."""
@@ -113,7 +114,8 @@ class DelayedRewardTable:
         policies = list(dict.fromkeys(row.policy for row in self.rows))
         sizes = list(dict.fromkeys(row.batch_size for row in self.rows))
         head = "| policy | " + " | ".join(f"b = {b}" for b in sizes) + " |"
-        lines = [f"{self.family}, d = {self.n_features}, K = {self.n_actions}, "
+        arms = "contexts redrawn every round" if self.redraw_contexts else "one fixed arm set"
+        lines = [f"{self.family}, d = {self.n_features}, K = {self.n_actions} ({arms}), "
                  f"T = {self.horizon}, {self.n_seeds} seeds: cumulative regret mean ± sd "
                  "(ratio to b = 1)", "", head, "|---|" + "---:|" * len(sizes)]
         for name in policies:
@@ -129,7 +131,7 @@ def delayed_reward_regret(policies: Sequence[str] = DEFAULT_POLICIES,
                           batch_sizes: Sequence[int] = DEFAULT_BATCH_SIZES,
                           horizon: int = 5000, n_features: int = 10, n_actions: int = 20,
                           n_seeds: int = 5, family: str = "logistic", theta_norm: float = 3.0,
-                          seed: int = 0) -> DelayedRewardTable:
+                          seed: int = 0, redraw_contexts: bool = True) -> DelayedRewardTable:
     """Regret of each policy when rewards arrive every ``b`` rounds, for each ``b``.
 
     Parameters
@@ -151,6 +153,9 @@ def delayed_reward_regret(policies: Sequence[str] = DEFAULT_POLICIES,
         ‖θ*‖.
     seed : int
         The master seed.
+    redraw_contexts : bool, default True
+        False: one fixed set of K arms per replicate (Chapelle & Li's setting,
+        where a deterministic rule repeats its choice until the next batch).
 
     Returns
     -------
@@ -182,10 +187,11 @@ def delayed_reward_regret(policies: Sequence[str] = DEFAULT_POLICIES,
         baseline = math.nan
         for b in sorted(sizes):
             regrets = np.array([run_delayed(name, b, horizon, n_features, n_actions, family,
-                                            theta_norm, replicate)
+                                            theta_norm, replicate, redraw_contexts)
                                 for replicate in replicates])
             if b == 1:
                 baseline = float(regrets.mean())
             rows.append(DelayedRow(name, b, regrets, float(regrets.mean()) / baseline
                                    if baseline > 0 else math.nan))
-    return DelayedRewardTable(rows, horizon, n_features, n_actions, family, n_seeds)
+    return DelayedRewardTable(rows, horizon, n_features, n_actions, family, n_seeds,
+                              redraw_contexts)
