@@ -30,6 +30,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .._validation import check_contexts, check_real, format_value
+from ..estimation.checkpoint import checkpoint
 from .decisions import (DEFAULTED, DROPPED, DUPLICATE, HELD, LATE, LEARNED, Decision,
                         EventSink, PendingDecision, PendingDecisions, UnknownDecisionError,
                         _read_only, check_decision_id, check_excluded, check_timestamp,
@@ -163,38 +164,45 @@ class DecisionAPI:
                 raise ValueError(
                     f"{owner}: decision_id {decision_id!r} was already closed "
                     f"({store.resolved[decision_id]}); use a new decision_id")
-        while len(store.pending) >= store.max_pending:  # make room: the oldest expires
-            self._close_decision(next(iter(store.pending)), now)
-
+        log = self.event_log
+        # With an event log the decision is a transaction: if writing it fails, the
+        # policy (what its _choose touched, the generator, last_*) is put back.
+        record = None if log is None else checkpoint(self)
         rng_state = self.rng_.bit_generator.state
-        previous = (self.last_scores_, self.last_probabilities_, self.last_propensity_)
-        rows = X if candidates is None else X[candidates]
-        chosen = self._select_checked(rows, owner)
-        tag = self._decision_tag()
-        probabilities = self.last_probabilities_
-        if candidates is None:
-            action = chosen
-            candidate_rows = np.arange(X.shape[0])
-        else:
-            action = int(candidates[chosen])
-            probabilities = np.zeros(X.shape[0])
-            probabilities[candidates] = self.last_probabilities_
-            candidate_rows = candidates
-            self.last_probabilities_ = probabilities
-        decision = Decision(
-            decision_id=decision_id, action=action,
-            probabilities=_read_only(probabilities.copy()),
-            propensity=float(probabilities[action]), scores=self.last_scores_,
-            candidates=_read_only(candidate_rows), model_version=self.n_updates_,
-            timestamp=now)
-        if self.event_log is not None:
-            try:
-                self.event_log.record_decision(decision_id, now, X, decision.probabilities,
-                                               action, decision.propensity, self.n_updates_)
-            except BaseException:
+        try:
+            rows = X if candidates is None else X[candidates]
+            chosen = self._select_checked(rows, owner)
+            tag = self._decision_tag()
+            probabilities = self.last_probabilities_
+            if candidates is None:
+                action = chosen
+                candidate_rows = np.arange(X.shape[0])
+            else:
+                action = int(candidates[chosen])
+                probabilities = np.zeros(X.shape[0])
+                probabilities[candidates] = self.last_probabilities_
+                candidate_rows = candidates
+                self.last_probabilities_ = probabilities
+            decision = Decision(
+                decision_id=decision_id, action=action,
+                probabilities=_read_only(probabilities.copy()),
+                propensity=float(probabilities[action]), scores=self.last_scores_,
+                candidates=_read_only(candidate_rows), model_version=self.n_updates_,
+                timestamp=now)
+            if log is not None:
+                log.record_decision(decision_id, now, X, decision.probabilities,
+                                    action, decision.propensity, self.n_updates_)
+        except BaseException:
+            if record is not None:
+                record.restore()
                 self.rng_.bit_generator.state = rng_state
-                self.last_scores_, self.last_probabilities_, self.last_propensity_ = previous
-                raise
+            raise
+        if record is not None:
+            record.release()
+        # Only a decision that was made (and logged) makes room: the oldest pending
+        # ones expire (as expire() would), so a refused decide evicts nothing.
+        while len(store.pending) >= store.max_pending:
+            self._close_decision(next(iter(store.pending)), now)
         store.pending[decision_id] = PendingDecision(decision, X[action].copy(), tag, digest)
         store.counts["decided"] += 1
         return decision
@@ -234,7 +242,7 @@ class DecisionAPI:
         now = time.time() if now is None else check_timestamp(now, owner)
         self._check_known(decision_id, owner)
         if self.decisions_.duplicate_rewards == "sum":
-            self._check_sum(decision_id, reward, owner)
+            self._check_sum(decision_id, reward, now, owner)
         return self._reward_checked(decision_id, reward, now, owner)
 
     def reward_batch(self, decision_ids: Sequence[str], rewards: Any, *,
@@ -251,6 +259,8 @@ class DecisionAPI:
             The status of each reward (see :meth:`reward`).
         """
         owner = f"{type(self).__name__}.reward_batch"
+        if isinstance(decision_ids, np.ndarray) and decision_ids.ndim == 1:
+            decision_ids = decision_ids.tolist()  # e.g. a column of ids read with numpy/pandas
         if isinstance(decision_ids, str) or not isinstance(decision_ids, Sequence):
             raise TypeError(f"{owner}: decision_ids must be a sequence of str, got "
                             f"{type(decision_ids).__name__}")
@@ -264,7 +274,7 @@ class DecisionAPI:
             for decision_id, value in zip(ids, values):
                 added[decision_id] = added.get(decision_id, 0.0) + value
             for decision_id, value in added.items():
-                self._check_sum(decision_id, value, owner)
+                self._check_sum(decision_id, value, now, owner)
         return [self._reward_checked(decision_id, value, now, owner)
                 for decision_id, value in zip(ids, values)]
 
@@ -302,10 +312,12 @@ class DecisionAPI:
                 f"this policy, or was closed before the last {store.max_resolved} closed "
                 "decisions (max_resolved)")
 
-    def _check_sum(self, decision_id: str, added: float, owner: str) -> None:
-        entry = self.decisions_.pending.get(decision_id)
-        if entry is None:
-            return
+    def _check_sum(self, decision_id: str, added: float, now: float, owner: str) -> None:
+        store = self.decisions_
+        entry = store.pending.get(decision_id)
+        if entry is None or (store.reward_wait is not None
+                             and now - entry.decision.timestamp > store.reward_wait):
+            return  # a duplicate, or late: it will not be added to the sum
         total = entry.reward_sum + added
         try:
             self._check_reward(total, owner)

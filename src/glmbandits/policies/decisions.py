@@ -16,8 +16,9 @@ The options (:meth:`PendingDecisions.configure`, through
 ``Policy.configure_decisions``):
 
 ``max_pending`` (default 100,000)
-    At most this many decisions wait for a reward; deciding beyond it first
-    expires the oldest (as :meth:`Policy.expire` would: default reward or drop).
+    At most this many decisions wait for a reward; a decision beyond it, once
+    made, expires the oldest (as :meth:`Policy.expire` would: default reward or
+    drop), so a refused ``decide`` evicts nothing.
 ``duplicate_rewards`` ("ignore", the default, or "sum")
     "ignore": the first reward of a decision is learned at once; any later one
     is acknowledged, counted as a duplicate and not learned. "sum": rewards of a
