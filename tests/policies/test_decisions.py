@@ -768,3 +768,25 @@ def test_a_failing_event_log_leaves_the_policy_as_it_was(cls):
     policy.reward("p1", 0.0)
     assert sink.events == [("decision", "p2"), ("expiry", "p0", "default"),
                            ("reward", "p1", "learned")]
+
+
+@pytest.mark.parametrize("cls", POLICY_CLASSES, ids=IDS)
+def test_after_a_failed_logged_decision_the_policy_continues_as_its_twin(cls):
+    """A decide whose log write fails is undone completely, solver caches included: the
+    policy then plays exactly as a twin that never tried. OFU-GLB's select is itself a
+    transaction, so its estimate's copy-on-write records nest inside decide's."""
+    policy, twin = _warm(_make(cls, 0.1)), _warm(_make(cls, 0.1))
+    contexts, rewards = _stream(31, 40)
+    policy.event_log = _Sink("decision")
+    with pytest.raises(OSError, match="disk full"):
+        policy.decide(contexts[0], decision_id="fails", now=0.0)
+    policy.event_log = None
+    for t, (X, r) in enumerate(zip(contexts, rewards)):
+        first = policy.decide(X, decision_id=f"d{t}", now=float(t))
+        second = twin.decide(X, decision_id=f"d{t}", now=float(t))
+        assert first.action == second.action
+        assert np.array_equal(first.probabilities, second.probabilities)
+        assert np.array_equal(first.scores.ucb, second.scores.ucb)
+        policy.reward(f"d{t}", r, now=t + 0.5)
+        twin.reward(f"d{t}", r, now=t + 0.5)
+    assert _learned_state(policy) == _learned_state(twin)

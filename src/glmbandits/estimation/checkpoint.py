@@ -35,7 +35,8 @@ __all__ = ["Checkpoint", "checkpoint"]
 class Checkpoint:
     """What :func:`checkpoint` recorded about one object (see the module docstring)."""
 
-    __slots__ = ("owner", "state", "arrays", "lists", "logs", "children", "saved", "on_release")
+    __slots__ = ("owner", "state", "arrays", "lists", "logs", "children", "saved", "on_release",
+                 "parent")
 
     def __init__(self, owner: Any, state: dict) -> None:
         self.owner = owner
@@ -47,13 +48,22 @@ class Checkpoint:
         self.children: list[Checkpoint] | None = None
         self.saved: dict[str, Any] | None = None
         self.on_release: Callable[[], None] | None = None
+        #: the enclosing checkpoint of the same object, when transactions nest (a
+        #: ``decide`` with an event log around a transactional ``select``)
+        self.parent: Checkpoint | None = None
 
     def save_once(self, name: str, make_copy: Callable[[], Any]) -> None:
-        """Copy-on-write: keep ``make_copy()`` as attribute ``name``'s value to restore."""
+        """Copy-on-write: keep ``make_copy()`` as attribute ``name``'s value to restore.
+
+        With nested checkpoints of the same object, the enclosing ones get their own
+        copy too (once each), so that each level can restore what it recorded.
+        """
         if self.saved is None:
             self.saved = {}
         if name not in self.saved:
             self.saved[name] = make_copy()
+        if self.parent is not None:
+            self.parent.save_once(name, make_copy)
 
     def restore(self) -> None:
         """Put the object (and everything recorded under it) back as it was."""

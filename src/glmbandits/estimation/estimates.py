@@ -229,9 +229,12 @@ class GLMEstimate:
         O(d²): the attribute dict, ``V⁻¹`` and the history's length; the solver
         caches are copied only if a refit runs before the checkpoint is released.
         """
+        enclosing = self.__dict__.get("_journal_")  # transactions may nest
         record = checkpoint(self)
+        record.parent = enclosing
         self._journal_ = record
-        record.on_release = self._end_journal
+        record.on_release = (self._end_journal if enclosing is None
+                             else lambda: setattr(self, "_journal_", enclosing))
         return record
 
     def _end_journal(self) -> None:
