@@ -54,6 +54,11 @@ def run_serve(args: argparse.Namespace) -> int:
     except (ConfigError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    if not config.key_hashes():
+        print("error: glmbandits serve: at least one API key is needed: put its SHA-256 in "
+              "the config's [auth] api_key_sha256, or the key in GLMBANDITS_API_KEYS",
+              file=sys.stderr)
+        return 2
     from ..service.core import StoreMismatchError
     from ..service.server import run_server
 

@@ -15,6 +15,7 @@ from typing import Any, AsyncIterator, Iterator
 
 import msgspec
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
@@ -160,7 +161,14 @@ def create_app(config: ServiceConfig, service: DecisionService, *,
         Route("/metrics", endpoint("metrics", prometheus), methods=["GET"]),
         Route("/v1/openapi.json", endpoint("openapi", openapi, public=True), methods=["GET"]),
     ]
-    app = Starlette(routes=routes, lifespan=lifespan)
+    async def http_error(request: Request, error: Exception) -> Response:
+        status = getattr(error, "status_code", 500)
+        detail = getattr(error, "detail", "") or "error"
+        return _json({"error": str(detail).lower(), "detail": f"{request.method} "
+                      f"{request.url.path}: {detail}", "field": None}, status)
+
+    app = Starlette(routes=routes, lifespan=lifespan,
+                    exception_handlers={HTTPException: http_error})
     app.state.service = service
     app.state.metrics = metrics
     return app
