@@ -20,6 +20,7 @@ EXTRAS: dict[str, tuple[tuple[str, ...], str]] = {
     "plot": (("matplotlib",), "pip install 'glmbandits[plot]'"),
     "cluster": (("distributed",), "pip install 'glmbandits[cluster]'"),
     "data": (("pandas", "sklearn", "statsmodels"), "pip install 'glmbandits[data]'"),
+    "serve": (("starlette", "uvicorn", "msgspec", "pyarrow"), "pip install 'glmbandits[serve]'"),
     "obd": (("obp",), "pip install --no-deps obp==0.4.1"),
 }
 

@@ -1,7 +1,7 @@
 """The ``glmbandits`` command line. Thin: it parses arguments and calls the library.
 
 One module per command group (:mod:`.run`, :mod:`.results`, :mod:`.reproduce`,
-:mod:`.replay`, :mod:`.bench`), each with an ``add_*_arguments(parser)`` and a
+:mod:`.replay`, :mod:`.bench`, :mod:`.serve`), each with an ``add_*_arguments(parser)`` and a
 ``run_*(args) -> exit code``; :data:`SUBCOMMANDS` puts them together.
 """
 
@@ -17,6 +17,7 @@ from .replay import add_replay_arguments, run_replay
 from .reproduce import add_reproduce_arguments, run_reproduce
 from .results import add_plot_arguments, add_results_arguments, run_plot, run_results
 from .run import add_run_arguments, run_run
+from .serve import add_export_arguments, add_serve_arguments, run_export, run_serve
 
 __all__ = ["main", "build_parser", "SUBCOMMANDS"]
 
@@ -39,6 +40,11 @@ SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None],
                "print value ± CI per policy", add_replay_arguments, run_replay),
     "bench": ("benchmark speed (rounds/s), regret and memory of every policy and refit mode, "
               "and the lockstep batch simulator (short version)", add_bench_arguments, run_bench),
+    "serve": ("run the decision service: decide/reward over HTTP with a durable event log, "
+              "recovery, API keys and metrics (docs/service.md)",
+              add_serve_arguments, run_serve),
+    "export": ("write a decision service's event log as a Parquet file",
+               add_export_arguments, run_export),
 }
 
 

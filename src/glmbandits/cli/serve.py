@@ -1,0 +1,98 @@
+"""``glmbandits serve`` (the decision service) and ``glmbandits export`` (its log as Parquet)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .common import require_extra
+
+__all__ = ["add_serve_arguments", "run_serve", "add_export_arguments", "run_export"]
+
+
+def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("config", nargs="?", default=None, metavar="CONFIG",
+                        help="the service's TOML config (see --example-config)")
+    parser.add_argument("--host", default=None,
+                        help="address to listen on (default: the config's, else 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=None,
+                        help="port to listen on (default: the config's, else 8000)")
+    parser.add_argument("--db", default=None, metavar="URL",
+                        help="event log: sqlite:///relative.db or sqlite:////absolute.db "
+                             "(default: the config's, else CONFIG's name with .db next to it)")
+    parser.add_argument("--example-config", action="store_true",
+                        help="print a complete, commented config that starts as it is, and exit")
+    parser.add_argument("--log-level", default="info",
+                        choices=["critical", "error", "warning", "info", "debug"],
+                        help="server log level (default: info)")
+    parser.add_argument("--access-log", action="store_true",
+                        help="log every request (method, path, status; never headers)")
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    from ..service.config import ConfigError, example_config, load_config
+
+    if args.example_config:
+        print(example_config(), end="")
+        return 0
+    if args.config is None:
+        print("error: glmbandits serve needs a CONFIG (write one with "
+              "'glmbandits serve --example-config > service.toml')", file=sys.stderr)
+        return 2
+    if not require_extra("serve", "serve", purpose="the HTTP service"):
+        return 2
+    if args.port is not None and not 0 <= args.port <= 65535:
+        print(f"error: --port must be 0-65535, got {args.port}", file=sys.stderr)
+        return 2
+    try:
+        config = load_config(args.config)
+        if args.db is not None:
+            from ..service.store import parse_db_url
+
+            parse_db_url(args.db)
+    except (ConfigError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    if not config.key_hashes():
+        print("error: glmbandits serve: at least one API key is needed: put its SHA-256 in "
+              "the config's [auth] api_key_sha256, or the key in GLMBANDITS_API_KEYS",
+              file=sys.stderr)
+        return 2
+    from ..service.core import StoreMismatchError
+    from ..service.server import run_server
+
+    try:
+        return run_server(config, host=args.host, port=args.port, db=args.db,
+                          log_level=args.log_level, access_log=args.access_log)
+    except (StoreMismatchError, NotImplementedError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+
+
+def add_export_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--db", required=True, metavar="URL",
+                        help="the service's event log, e.g. sqlite:///service.db")
+    parser.add_argument("output", metavar="OUT.parquet", help="the Parquet file to write")
+    parser.add_argument("--after", type=int, default=0,
+                        help="only events with a sequence number above this (default: 0)")
+
+
+def run_export(args: argparse.Namespace) -> int:
+    from ..service.store import parse_db_url
+
+    if not require_extra("export", "serve", ("pyarrow",), purpose="Parquet files"):
+        return 2
+    try:
+        scheme, location = parse_db_url(args.db)
+    except ValueError as error:
+        print(f"error: --{error}", file=sys.stderr)
+        return 2
+    if scheme == "sqlite" and not Path(location).is_file():
+        print(f"error: --db must name an existing event log, got {args.db!r}", file=sys.stderr)
+        return 2
+    from ..service.export import export_parquet
+
+    count = export_parquet(args.db, args.output, after=args.after)
+    print(f"wrote {count} events to {args.output}")
+    return 0

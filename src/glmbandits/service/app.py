@@ -1,0 +1,174 @@
+"""The ASGI app: routes only. Each parses and checks its request, then calls the core.
+
+Every endpoint needs ``Authorization: Bearer KEY`` except ``GET /v1/health``
+and ``GET /v1/openapi.json``. The order of refusals is fixed: 401 (no or wrong
+key), 413 (body above ``max_body_bytes``), 422 (malformed, naming the field),
+then the core's 404 (unknown decision id), 409 (a decision id reused) or 503
+(the log could not be written). A refused request writes nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from typing import Any, AsyncIterator, Iterator
+
+import msgspec
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from .auth import KeyChecker
+from .config import ServiceConfig
+from .core import DecisionService, Invalid, ServiceError
+from .metrics import Metrics
+from .openapi import openapi_document
+from .schemas import parse_decide, parse_reward
+
+__all__ = ["create_app"]
+
+_JSON = "application/json"
+
+
+class Unauthorized(ServiceError):
+    status = 401
+
+
+class TooLarge(ServiceError):
+    status = 413
+
+
+def _json(body: Any, status: int = 200) -> Response:
+    return Response(msgspec.json.encode(body), status_code=status, media_type=_JSON)
+
+
+def _error(error: ServiceError) -> Response:
+    names = {401: "unauthorized", 404: "not found", 409: "conflict", 413: "body too large",
+             422: "invalid request", 503: "unavailable"}
+    body = {"error": names.get(error.status, "error"), "detail": error.message,
+            "field": error.field}
+    headers = {"WWW-Authenticate": "Bearer"} if error.status == 401 else None
+    return Response(msgspec.json.encode(body), status_code=error.status, media_type=_JSON,
+                    headers=headers)
+
+
+def create_app(config: ServiceConfig, service: DecisionService, *,
+               environ: dict[str, str] | None = None) -> Starlette:
+    """The app serving ``service`` (already started); stopping the app stops the service.
+
+    Parameters
+    ----------
+    config : ServiceConfig
+        Limits (body size, K, d) and the accepted key digests.
+    service : DecisionService
+        The started core; the app's shutdown stops it (which writes a snapshot).
+    environ : dict, optional
+        Where ``GLMBANDITS_API_KEYS`` is read (default ``os.environ``).
+    """
+    keys = KeyChecker(config.key_hashes(environ))
+    metrics = Metrics()
+    limit = config.max_body_bytes
+    n_features = config.policy.n_features
+    max_actions = config.decisions.max_actions
+    schema = msgspec.json.encode(openapi_document(config))
+
+    def authorize(request: Request) -> None:
+        if not keys.check(request.headers.get("authorization")):
+            raise Unauthorized("a valid API key is needed: send 'Authorization: Bearer KEY'")
+
+    async def read_body(request: Request) -> bytes:
+        length = request.headers.get("content-length")
+        if length is not None and length.isdigit() and int(length) > limit:
+            raise TooLarge(f"the body has {length} bytes, above the limit max_body_bytes = "
+                           f"{limit}")
+        chunks, size = [], 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                raise TooLarge(f"the body has more than max_body_bytes = {limit} bytes")
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def endpoint(name: str, handler: Any, *, public: bool = False) -> Any:
+        async def route(request: Request) -> Response:
+            started = time.perf_counter()
+            try:
+                if not public:
+                    authorize(request)
+                response = await handler(request)
+            except ServiceError as error:
+                response = _error(error)
+            metrics.observe(name, response.status_code, time.perf_counter() - started)
+            return response
+
+        return route
+
+    async def decide(request: Request) -> Response:
+        parsed = parse_decide(await read_body(request), n_features, max_actions)
+        return _json(await service.decide_async(parsed.contexts, parsed.decision_id,
+                                                parsed.excluded))
+
+    async def reward(request: Request) -> Response:
+        parsed = parse_reward(await read_body(request))
+        return _json(await service.reward_async(parsed.decision_id, parsed.reward))
+
+    async def health(request: Request) -> Response:
+        if not service.running:
+            return _json({"status": "stopping"}, 503)
+        return _json({"status": "ok"})
+
+    async def model(request: Request) -> Response:
+        return _json(await service.call_async(service.model_info_operation()))
+
+    async def prometheus(request: Request) -> Response:
+        text = metrics.render(service.totals(), service.pending_count())
+        return PlainTextResponse(text, media_type="text/plain; version=0.0.4")
+
+    def _query_int(request: Request, name: str, default: int | None) -> int | None:
+        text = request.query_params.get(name)
+        if text is None:
+            return default
+        if not text.isdigit() or len(text) > 18:
+            raise Invalid(f"{name} must be an integer >= 0, got {text!r}", name)
+        return int(text)
+
+    async def events(request: Request) -> Response:
+        after = _query_int(request, "after", 0)
+        limit_rows = _query_int(request, "limit", None)
+
+        def lines() -> Iterator[bytes]:
+            for event in service.store.events(after=after or 0, limit=limit_rows):
+                yield msgspec.json.encode(event.to_json()) + b"\n"
+
+        return StreamingResponse(lines(), media_type="application/x-ndjson")
+
+    async def openapi(request: Request) -> Response:
+        return Response(schema, media_type=_JSON)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        yield
+        service.stop(snapshot=True)
+
+    routes = [
+        Route("/v1/decide", endpoint("decide", decide), methods=["POST"]),
+        Route("/v1/reward", endpoint("reward", reward), methods=["POST"]),
+        Route("/v1/health", endpoint("health", health, public=True), methods=["GET"]),
+        Route("/v1/model", endpoint("model", model), methods=["GET"]),
+        Route("/v1/events", endpoint("events", events), methods=["GET"]),
+        Route("/metrics", endpoint("metrics", prometheus), methods=["GET"]),
+        Route("/v1/openapi.json", endpoint("openapi", openapi, public=True), methods=["GET"]),
+    ]
+    async def http_error(request: Request, error: Exception) -> Response:
+        status = getattr(error, "status_code", 500)
+        detail = getattr(error, "detail", "") or "error"
+        return _json({"error": str(detail).lower(), "detail": f"{request.method} "
+                      f"{request.url.path}: {detail}", "field": None}, status)
+
+    app = Starlette(routes=routes, lifespan=lifespan,
+                    exception_handlers={HTTPException: http_error})
+    app.state.service = service
+    app.state.metrics = metrics
+    return app

@@ -1,0 +1,319 @@
+"""The service's TOML config: read, checked before anything starts, and an example.
+
+Every table and key is known; an unknown one, a wrong type or a bad value is a
+:class:`ConfigError` that names the key, what was expected and what was given.
+The policy is built once while checking, so its parameters are checked by the
+policy class itself. ``example_config()`` is the commented config printed by
+``glmbandits serve --example-config``; it starts as it is.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+__all__ = ["ConfigError", "ServiceConfig", "PolicyConfig", "DecisionConfig", "load_config",
+           "parse_config", "example_config", "hash_key", "ENV_API_KEYS"]
+
+#: The environment variable with extra API keys (comma-separated, in clear).
+ENV_API_KEYS = "GLMBANDITS_API_KEYS"
+_MIB = 1024 * 1024
+
+
+class ConfigError(ValueError):
+    """A service config that cannot be used; the message names the key."""
+
+
+def hash_key(key: str) -> str:
+    """The SHA-256 hex digest of an API key, the form a config holds.
+
+    Examples
+    --------
+    >>> hash_key("change-me")[:16]
+    'e2186dbdb1bb4193'
+    """
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class PolicyConfig:
+    """``[policy]``: which policy, for which problem, and its keyword arguments."""
+
+    name: str
+    n_features: int
+    family: str = "logistic"
+    seed: int = 0
+    horizon: int = 1_000_000
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def build(self, max_actions: int) -> Any:
+        """A fresh policy with this config (``glmbandits.policies.registry.make_policy``)."""
+        from ..policies.registry import ProblemSpec, make_policy
+
+        problem = ProblemSpec(n_features=self.n_features, n_actions=max_actions,
+                              family=self.family, horizon=self.horizon)
+        return make_policy(self.name, problem, seed=self.seed, **self.params)
+
+
+@dataclass(frozen=True)
+class DecisionConfig:
+    """``[decisions]``: request limits and what happens to rewards and missing rewards."""
+
+    max_actions: int = 100
+    reward_wait: float | None = None
+    missing_reward: str = "drop"
+    default_reward: float = 0.0
+    duplicate_rewards: str = "ignore"
+    max_pending: int = 100_000
+    max_resolved: int = 100_000
+    expire_every: float = 1.0
+
+    def policy_options(self) -> dict[str, Any]:
+        """The options of ``Policy.configure_decisions`` this config sets."""
+        return {"max_pending": self.max_pending, "max_resolved": self.max_resolved,
+                "duplicate_rewards": self.duplicate_rewards, "reward_wait": self.reward_wait,
+                "default_reward": (self.default_reward if self.missing_reward == "default"
+                                   else None)}
+
+
+@dataclass(frozen=True)
+class ServiceConfig:
+    """A checked service config (see :func:`example_config` for every key)."""
+
+    policy: PolicyConfig
+    decisions: DecisionConfig = field(default_factory=DecisionConfig)
+    host: str = "127.0.0.1"
+    port: int = 8000
+    db: str = "sqlite:///glmbandits-service.db"
+    max_body_bytes: int = 4 * _MIB
+    snapshot_every: int = 10_000
+    synchronous: str = "FULL"
+    api_key_sha256: tuple[str, ...] = ()
+
+    def fingerprint(self) -> str:
+        """What the model state depends on, as canonical JSON; a store remembers it so
+        that a log is never replayed into a policy configured differently."""
+        return json.dumps({"policy": {"name": self.policy.name,
+                                      "n_features": self.policy.n_features,
+                                      "family": self.policy.family, "seed": self.policy.seed,
+                                      "horizon": self.policy.horizon,
+                                      "params": self.policy.params,
+                                      "max_actions": self.decisions.max_actions},
+                           "decisions": self.decisions.policy_options()}, sort_keys=True)
+
+    def build_policy(self) -> Any:
+        """A fresh policy, configured for decisions, as this config describes."""
+        policy = self.policy.build(self.decisions.max_actions)
+        return policy.configure_decisions(**self.decisions.policy_options())
+
+    def key_hashes(self, environ: dict[str, str] | None = None) -> tuple[str, ...]:
+        """The accepted key hashes: the config's plus those of ``GLMBANDITS_API_KEYS``."""
+        environ = os.environ if environ is None else environ
+        extra = [hash_key(k.strip()) for k in environ.get(ENV_API_KEYS, "").split(",")
+                 if k.strip()]
+        return tuple(dict.fromkeys([*self.api_key_sha256, *extra]))
+
+
+# -- reading ------------------------------------------------------------------------------
+_SCHEMA: dict[str, dict[str, tuple[type | tuple[type, ...], str]]] = {
+    "policy": {"name": (str, "a policy name"), "n_features": (int, "an integer >= 1"),
+               "family": (str, "a family name"), "seed": (int, "an integer >= 0"),
+               "horizon": (int, "an integer >= 1"), "params": (dict, "a table")},
+    "decisions": {"max_actions": (int, "an integer >= 1"),
+                  "reward_wait": ((int, float), "seconds >= 0"),
+                  "missing_reward": (str, "'drop' or 'default'"),
+                  "default_reward": ((int, float), "a number"),
+                  "duplicate_rewards": (str, "'ignore' or 'sum'"),
+                  "max_pending": (int, "an integer >= 1"),
+                  "max_resolved": (int, "an integer >= 1"),
+                  "expire_every": ((int, float), "seconds > 0")},
+    "service": {"host": (str, "a host name or address"), "port": (int, "a port 1-65535"),
+                "db": (str, "a sqlite:/// URL"),
+                "max_body_bytes": (int, "an integer >= 1024"),
+                "snapshot_every": (int, "an integer >= 1"),
+                "synchronous": (str, "'FULL' or 'NORMAL'")},
+    "auth": {"api_key_sha256": (list, "a list of 64-digit SHA-256 hex digests")},
+}
+
+
+def load_config(path: str | os.PathLike[str]) -> ServiceConfig:
+    """Read and check a TOML config file (:class:`ConfigError` on any mistake).
+
+    Without ``[service] db`` the event log is ``<config stem>.db`` next to the config.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise ConfigError(f"config {str(path)!r}: cannot be read ({error.strerror})") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"config {str(path)!r}: not valid TOML ({error})") from None
+    default_db = "sqlite:///" + str(path.resolve().with_suffix(".db"))
+    return parse_config(data, source=str(path), default_db=default_db)
+
+
+def _check_type(data: dict[str, Any], table: str, key: str, source: str) -> Any:
+    kinds, expected = _SCHEMA[table][key]
+    value = data[key]
+    if isinstance(value, bool) or not isinstance(value, kinds):
+        raise ConfigError(f"config {source!r}: [{table}] {key} must be {expected}, "
+                          f"got {value!r} ({type(value).__name__})")
+    return value
+
+
+def _table(data: dict[str, Any], table: str, source: str) -> dict[str, Any]:
+    section = data.get(table, {})
+    if not isinstance(section, dict):
+        raise ConfigError(f"config {source!r}: [{table}] must be a table, got {section!r}")
+    unknown = sorted(set(section) - set(_SCHEMA[table]))
+    if unknown:
+        raise ConfigError(f"config {source!r}: unknown key(s) {unknown} in [{table}]; "
+                          f"expected some of {sorted(_SCHEMA[table])}")
+    return {key: _check_type(section, table, key, source) for key in section}
+
+
+def _require(condition: bool, source: str, where: str, expected: str, value: Any) -> None:
+    if not condition:
+        raise ConfigError(f"config {source!r}: {where} must be {expected}, got {value!r}")
+
+
+def parse_config(data: dict[str, Any], *, source: str = "<config>",
+                 default_db: str | None = None) -> ServiceConfig:
+    """Check a config already read from TOML (a dict) and return it as a :class:`ServiceConfig`."""
+    unknown = sorted(set(data) - set(_SCHEMA))
+    if unknown:
+        raise ConfigError(f"config {source!r}: unknown table(s) or key(s) {unknown}; "
+                          f"expected the tables {sorted(_SCHEMA)}")
+    if "policy" not in data:
+        raise ConfigError(f"config {source!r}: the [policy] table is missing (it needs at "
+                          "least name and n_features)")
+    policy = _table(data, "policy", source)
+    decisions = _table(data, "decisions", source)
+    service = _table(data, "service", source)
+    auth = _table(data, "auth", source)
+    for key in ("name", "n_features"):
+        if key not in policy:
+            raise ConfigError(f"config {source!r}: [policy] {key} is missing")
+    _require(policy["n_features"] >= 1, source, "[policy] n_features", "an integer >= 1",
+             policy["n_features"])
+    _require(policy.get("seed", 0) >= 0, source, "[policy] seed", "an integer >= 0",
+             policy.get("seed"))
+    _require(policy.get("horizon", 1) >= 1, source, "[policy] horizon", "an integer >= 1",
+             policy.get("horizon"))
+    for key in ("max_actions", "max_pending", "max_resolved"):
+        _require(decisions.get(key, 1) >= 1, source, f"[decisions] {key}", "an integer >= 1",
+                 decisions.get(key))
+    for key, low in (("reward_wait", 0.0), ("expire_every", 1e-3)):
+        value = decisions.get(key)
+        if value is not None:
+            _require(math.isfinite(value) and value >= low, source, f"[decisions] {key}",
+                     f"a finite number of seconds >= {low:g}", value)
+            decisions[key] = float(value)
+    _require(decisions.get("missing_reward", "drop") in ("drop", "default"), source,
+             "[decisions] missing_reward", "'drop' or 'default'", decisions.get("missing_reward"))
+    if "default_reward" in decisions:
+        _require(math.isfinite(decisions["default_reward"]), source,
+                 "[decisions] default_reward", "a finite number", decisions["default_reward"])
+        decisions["default_reward"] = float(decisions["default_reward"])
+    _require(decisions.get("duplicate_rewards", "ignore") in ("ignore", "sum"), source,
+             "[decisions] duplicate_rewards", "'ignore' or 'sum'",
+             decisions.get("duplicate_rewards"))
+    _require(1 <= service.get("port", 8000) <= 65535, source, "[service] port",
+             "a port 1-65535", service.get("port"))
+    _require(service.get("max_body_bytes", _MIB) >= 1024, source, "[service] max_body_bytes",
+             "an integer >= 1024", service.get("max_body_bytes"))
+    _require(service.get("snapshot_every", 1) >= 1, source, "[service] snapshot_every",
+             "an integer >= 1", service.get("snapshot_every"))
+    _require(service.get("synchronous", "FULL") in ("FULL", "NORMAL"), source,
+             "[service] synchronous", "'FULL' or 'NORMAL'", service.get("synchronous"))
+    if "db" in service:
+        from .store import parse_db_url
+
+        try:
+            parse_db_url(service["db"])
+        except ValueError as error:
+            raise ConfigError(f"config {source!r}: [service] db: {error}") from None
+    elif default_db is not None:
+        service["db"] = default_db
+    hashes = auth.get("api_key_sha256", [])
+    for index, digest in enumerate(hashes):
+        _require(isinstance(digest, str) and len(digest) == 64
+                 and all(c in "0123456789abcdef" for c in digest), source,
+                 f"[auth] api_key_sha256[{index}]", "a 64-digit lower-case SHA-256 hex digest "
+                 "(sha256sum of the key; the key itself never goes in the config)", "<hidden>")
+    config = ServiceConfig(
+        policy=PolicyConfig(**policy),
+        decisions=DecisionConfig(**decisions),
+        api_key_sha256=tuple(hashes),
+        **service)
+    try:
+        config.build_policy()
+    except (TypeError, ValueError) as error:
+        raise ConfigError(f"config {source!r}: [policy] cannot build the policy: "
+                          f"{error}") from None
+    return config
+
+
+_EXAMPLE = '''\
+# glmbandits serve: a complete config (TOML). Start it with
+#   GLMBANDITS_API_KEYS=change-me glmbandits serve this-file.toml
+# and send "Authorization: Bearer change-me". Unknown keys are errors.
+
+[policy]
+name = "ucb-glm"          # any registered policy: ucb-glm, linucb, glm-tsl, laplace-ts, ...
+n_features = 10           # d: every action's feature vector has this length
+family = "logistic"       # reward family: logistic, probit, linear, poisson
+seed = 0                  # the same seed and the same requests give the same decisions
+horizon = 1000000         # the T of policies that need one (supcb-glm, rs-glincb)
+
+[policy.params]           # keyword arguments of the policy class, e.g.
+# alpha = 1.0
+
+[decisions]
+max_actions = 100         # the largest K accepted in one request
+reward_wait = 3600.0      # seconds a reward may arrive after its decision (omit: forever)
+missing_reward = "drop"   # a decision whose reward never comes: "drop" or "default"
+default_reward = 0.0      # what "default" learns
+duplicate_rewards = "ignore"  # a repeated reward: "ignore" (counted) or "sum"
+max_pending = 100000      # at most this many decisions wait; the oldest expires first
+max_resolved = 100000     # closed ids remembered, to tell a duplicate from an unknown id
+expire_every = 1.0        # seconds between sweeps that close decisions past reward_wait
+
+[service]
+host = "127.0.0.1"        # overridden by --host
+port = 8000               # overridden by --port
+# db = "sqlite:///events.db"   # overridden by --db; default: <config name>.db next to it
+max_body_bytes = 4194304  # larger request bodies are refused with 413
+snapshot_every = 10000    # write a snapshot of the model every N events
+synchronous = "FULL"      # SQLite: FULL survives power loss, NORMAL only process crashes
+
+[auth]
+# SHA-256 digests of the accepted keys (echo -n KEY | sha256sum); keys in clear may also
+# come from GLMBANDITS_API_KEYS (comma-separated). This one is "change-me": replace it.
+api_key_sha256 = ["{change_me}"]
+'''
+
+
+def example_config() -> str:
+    """The commented example config of ``glmbandits serve --example-config``.
+
+    Examples
+    --------
+    >>> config = parse_config(tomllib.loads(example_config()))
+    >>> config.policy.name, config.decisions.max_actions
+    ('ucb-glm', 100)
+    """
+    return _EXAMPLE.replace("{change_me}", hash_key("change-me"))

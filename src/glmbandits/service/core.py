@@ -1,0 +1,418 @@
+"""The service core: decide and reward against a store, with no HTTP.
+
+:class:`DecisionService` owns the policy and runs every call on it on one
+worker thread (the policy is not thread-safe, and a single order of calls is
+what makes the log replayable). Requests are queued; the worker takes what is
+waiting (up to ``max_batch``), applies each call (the policy writes its events
+into the store's open transaction), commits once, and only then answers every
+request of the batch: a response is never sent for an event that is not
+durable, and concurrent requests share one commit.
+
+If a write or the commit fails, the worker rolls back, rebuilds the policy
+from the store (snapshot plus log tail) and answers the batch with
+:class:`Unavailable`: the policy never holds state the log does not.
+
+Examples
+--------
+>>> import os, tempfile
+>>> import numpy as np
+>>> from glmbandits.service.config import example_config, parse_config, tomllib
+>>> from glmbandits.service.store import open_store
+>>> config = parse_config(tomllib.loads(example_config()))
+>>> store = open_store("sqlite:///" + os.path.join(tempfile.mkdtemp(), "log.db"))
+>>> service = DecisionService(config, store).start()
+>>> answer = service.decide(np.eye(3, 10), decision_id="r1")
+>>> answer["decision_id"], answer["model_version"]
+('r1', 0)
+>>> service.reward("r1", 1.0)["status"]
+'learned'
+>>> service.stop()
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import queue
+import threading
+import time
+from typing import Any, Callable
+
+import numpy as np
+
+from ..policies.decisions import UnknownDecisionError, check_excluded, request_digest
+from .config import ServiceConfig
+from .events import Event, LogSink
+from .replay import replay_events
+from .snapshot import decode_snapshot, encode_snapshot
+from .store import Store
+
+__all__ = ["DecisionService", "ServiceError", "Invalid", "NotFound", "Conflict",
+           "Unavailable", "StoreMismatchError"]
+
+_STOP = object()
+
+
+class ServiceError(Exception):
+    """A request the service refuses; ``status`` is the HTTP status the app answers with."""
+
+    status = 500
+
+    def __init__(self, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.field = field
+
+
+class Invalid(ServiceError):
+    """A malformed request (422); ``field`` names the offending field."""
+
+    status = 422
+
+
+class NotFound(ServiceError):
+    """A reward for a decision id that was never decided (404)."""
+
+    status = 404
+
+
+class Conflict(ServiceError):
+    """A decision id reused for another request, or after its decision closed (409)."""
+
+    status = 409
+
+
+class Unavailable(ServiceError):
+    """The store failed; nothing of the request was kept (503)."""
+
+    status = 503
+
+
+class StoreMismatchError(RuntimeError):
+    """The store's log was written by a service with another policy config."""
+
+
+class DecisionService:
+    """Decide and reward with one policy, every event durable before the answer.
+
+    Parameters
+    ----------
+    config : ServiceConfig
+        The checked config (policy, decision options, snapshot interval).
+    store : Store
+        Where events and snapshots go (e.g. :class:`SQLiteStore`).
+    clock : callable, optional
+        Seconds since the epoch (default ``time.time``); the time of every event.
+    max_batch : int, default 256
+        The most requests one commit covers.
+    """
+
+    def __init__(self, config: ServiceConfig, store: Store, *,
+                 clock: Callable[[], float] = time.time, max_batch: int = 256) -> None:
+        self.config = config
+        self.store = store
+        self.clock = clock
+        self.max_batch = max_batch
+        self.policy: Any = None
+        self.snapshot_seq = 0
+        self.restored_from: dict[str, int] = {}
+        self._queue: queue.Queue = queue.Queue()
+        self._thread: threading.Thread | None = None
+        self._staged: list[Event] = []
+        self._sink = LogSink(self._append)
+        self._totals: dict[str, int] = {}
+        self._last_sweep = 0.0
+        self._started = time.time()
+        self._lock = threading.Lock()
+
+    # -- life cycle ------------------------------------------------------------------
+    def start(self) -> "DecisionService":
+        """Check the store's config, restore the policy (snapshot + log tail), start the worker."""
+        fingerprint = self.config.fingerprint()
+        stored = self.store.get_meta("config")
+        if stored is None:
+            self.store.set_meta("config", fingerprint)
+        elif stored != fingerprint:
+            raise StoreMismatchError(
+                f"the event log {self.store.url} was written by a service with another policy "
+                f"config; replaying it into this one would not rebuild the model.\n  log's "
+                f"config:  {stored}\n  this config: {fingerprint}\nUse a new --db or the "
+                "original config.")
+        self._restore()
+        self._thread = threading.Thread(target=self._work, name="glmbandits-service-worker",
+                                        daemon=True)
+        self._thread.start()
+        return self
+
+    def _restore(self) -> None:
+        snapshot = self.store.latest_snapshot()
+        if snapshot is None:
+            policy, after = self.config.build_policy(), 0
+        else:
+            after, data = snapshot
+            policy = decode_snapshot(data)
+        policy.event_log = None
+        last = replay_events(policy, self.store.events(after=after))
+        policy.event_log = self._sink
+        self.policy = policy
+        self.snapshot_seq = after
+        self.restored_from = {"snapshot_seq": after, "replayed_events": max(0, last - after)
+                              if last else 0}
+        self._totals = self.store.totals()
+
+    def stop(self, *, snapshot: bool = True, timeout: float = 30.0) -> None:
+        """Answer what is queued, stop the worker, write a snapshot, close the store."""
+        if self._thread is not None:
+            self._queue.put(_STOP)
+            self._thread.join(timeout)
+            self._thread = None
+        if snapshot and self.store.last_seq() > self.snapshot_seq:
+            self.write_snapshot()
+        self.store.close()
+
+    @property
+    def running(self) -> bool:
+        """Whether the worker thread is alive."""
+        return self._thread is not None and self._thread.is_alive()
+
+    def write_snapshot(self) -> int:
+        """Snapshot the policy now (worker thread or stopped service); returns its seq."""
+        seq = self.store.last_seq()
+        self.store.write_snapshot(seq, encode_snapshot(self.policy))
+        self.snapshot_seq = seq
+        return seq
+
+    # -- requests ---------------------------------------------------------------------
+    def submit(self, operation: Callable[[], Any]) -> concurrent.futures.Future:
+        """Queue ``operation`` for the worker; its future is set after the commit."""
+        if not self.running:
+            raise Unavailable("the service is not running")
+        future: concurrent.futures.Future = concurrent.futures.Future()
+        self._queue.put((operation, future))
+        return future
+
+    def decide(self, contexts: Any, decision_id: str | None = None,
+               excluded: Any = None) -> dict[str, Any]:
+        """Decide (blocking until the decision is durable); see :meth:`decide_operation`."""
+        return self.submit(self.decide_operation(contexts, decision_id, excluded)).result()
+
+    def reward(self, decision_id: str, reward: float) -> dict[str, Any]:
+        """Reward (blocking until the reward is durable); see :meth:`reward_operation`."""
+        return self.submit(self.reward_operation(decision_id, reward)).result()
+
+    async def decide_async(self, contexts: Any, decision_id: str | None = None,
+                           excluded: Any = None) -> dict[str, Any]:
+        """:meth:`decide` for a coroutine (waits without blocking the event loop)."""
+        future = self.submit(self.decide_operation(contexts, decision_id, excluded))
+        return await asyncio.wrap_future(future)
+
+    async def reward_async(self, decision_id: str, reward: float) -> dict[str, Any]:
+        """:meth:`reward` for a coroutine."""
+        return await asyncio.wrap_future(self.submit(self.reward_operation(decision_id, reward)))
+
+    async def call_async(self, operation: Callable[[], Any]) -> Any:
+        """Run a read-only operation on the worker (a consistent view of the policy)."""
+        return await asyncio.wrap_future(self.submit(operation))
+
+    def decide_operation(self, contexts: Any, decision_id: str | None,
+                         excluded: Any) -> Callable[[], dict[str, Any]]:
+        """The worker's half of ``decide``: checks, decides, logs; returns the answer."""
+        X = np.asarray(contexts, dtype=np.float64)
+        rows = None if excluded is None else tuple(int(i) for i in excluded)
+
+        def operation() -> dict[str, Any]:
+            policy = self.policy
+            store = policy.decisions_
+            retry = False
+            if decision_id is not None:
+                entry = store.pending.get(decision_id)
+                if entry is not None:
+                    try:
+                        candidates = check_excluded(None if rows is None else list(rows),
+                                                    X.shape[0], "decide")
+                    except (TypeError, ValueError) as error:
+                        raise Invalid(str(error), "excluded") from None
+                    if entry.digest != request_digest(X, candidates):
+                        raise Conflict(f"decision_id {decision_id!r} is pending for another "
+                                       "request (other contexts or excluded); a retry must "
+                                       "repeat the request exactly", "decision_id")
+                    retry = True
+                elif decision_id in store.resolved:
+                    raise Conflict(f"decision_id {decision_id!r} was already closed "
+                                   f"({store.resolved[decision_id]}); use a new decision_id",
+                                   "decision_id")
+            now = self.clock()
+            self._sink.excluded = rows
+            try:
+                decision = policy.decide(X, decision_id, None if rows is None else list(rows),
+                                         now=now)
+            except (TypeError, ValueError) as error:
+                raise Invalid(str(error), _field_of(str(error))) from None
+            if retry:
+                self._append(Event("retry", decision.decision_id, now, contexts=X.copy(),
+                                   excluded=rows))
+            return {"decision_id": decision.decision_id, "action": decision.action,
+                    "probabilities": decision.probabilities.tolist(),
+                    "propensity": decision.propensity,
+                    "model_version": decision.model_version}
+
+        return operation
+
+    def reward_operation(self, decision_id: str, reward: float) -> Callable[[], dict[str, Any]]:
+        """The worker's half of ``reward``: learns (or counts) and logs; returns the answer."""
+        def operation() -> dict[str, Any]:
+            try:
+                status = self.policy.reward(decision_id, reward, now=self.clock())
+            except UnknownDecisionError as error:
+                raise NotFound(f"no decision has decision_id {decision_id!r}: it was never "
+                               "decided by this service, or closed longer ago than the "
+                               f"last max_resolved closed decisions ({error})",
+                               "decision_id") from None
+            except (TypeError, ValueError) as error:
+                raise Invalid(str(error), "reward") from None
+            return {"decision_id": decision_id, "status": status,
+                    "model_version": self.policy.model_version}
+
+        return operation
+
+    def model_info_operation(self) -> Callable[[], dict[str, Any]]:
+        """A worker operation that returns ``GET /v1/model``'s body."""
+        def operation() -> dict[str, Any]:
+            policy = self.policy
+            with self._lock:
+                totals = dict(self._totals)
+            return {"policy": self.config.policy.name, "class": type(policy).__name__,
+                    "parameters": dict(self.config.policy.params),
+                    "family": self.config.policy.family,
+                    "n_features": self.config.policy.n_features,
+                    "max_actions": self.config.decisions.max_actions,
+                    "model_version": int(policy.model_version),
+                    "pending": len(policy.decisions_.pending),
+                    "decisions": totals.get("decisions", 0),
+                    "rewards": totals.get("rewards", 0),
+                    "counts": totals,
+                    "last_seq": self.store.last_seq(), "snapshot_seq": self.snapshot_seq}
+
+        return operation
+
+    def totals(self) -> dict[str, int]:
+        """The log's counts (as of the last commit)."""
+        with self._lock:
+            return dict(self._totals)
+
+    def pending_count(self) -> int:
+        """How many decisions wait for a reward (read without the worker; approximate)."""
+        return len(self.policy.decisions_.pending)
+
+    # -- the worker ---------------------------------------------------------------------
+    def _append(self, event: Event) -> None:
+        self.store.append(event)
+        self._staged.append(event)
+
+    def _work(self) -> None:
+        reward_wait = self.config.decisions.reward_wait
+        every = self.config.decisions.expire_every
+        while True:
+            try:
+                item = self._queue.get(timeout=every if reward_wait is not None else None)
+            except queue.Empty:
+                item = None
+            batch = [] if item is None else [item]
+            while len(batch) < self.max_batch:
+                try:
+                    batch.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            stop = any(entry is _STOP for entry in batch)
+            self._run_batch([entry for entry in batch if entry is not _STOP])
+            if reward_wait is not None and time.monotonic() - self._last_sweep >= every:
+                self._last_sweep = time.monotonic()
+                self._run_batch([(self._sweep_operation(reward_wait), None)])
+            if stop:
+                return
+
+    def _sweep_operation(self, older_than: float) -> Callable[[], Any]:
+        def operation() -> Any:
+            now = self.clock()
+            if next(iter(self.policy.decisions_.expired_before(now - older_than)), None) is None:
+                return None
+            self._append(Event("expire", None, now, older_than=older_than))
+            return self.policy.expire(older_than, now=now)
+
+        return operation
+
+    def _run_batch(self, batch: list) -> None:
+        if not batch:
+            return
+        results: list[tuple[Any, Any, BaseException | None]] = []
+        failed: BaseException | None = None
+        for operation, future in batch:
+            if failed is not None:
+                results.append((future, None, None))
+                continue
+            try:
+                results.append((future, operation(), None))
+            except ServiceError as error:
+                results.append((future, None, error))
+            except Exception as error:  # a store write failed, or a bug
+                failed = error
+                results.append((future, None, None))
+        if failed is None:
+            try:
+                self.store.commit()
+            except Exception as error:
+                failed = error
+        if failed is not None:
+            self.store.rollback()
+            self._staged.clear()
+            self._restore_after_failure()
+            message = (f"the event log could not be written ({type(failed).__name__}: "
+                       f"{failed}); nothing of this request was kept, retry it")
+            for future, _, _ in results:
+                if future is not None:
+                    future.set_exception(Unavailable(message))
+            return
+        self._count(self._staged)
+        self._staged.clear()
+        for future, value, error in results:
+            if future is None:
+                continue
+            if error is None:
+                future.set_result(value)
+            else:
+                future.set_exception(error)
+        if self.store.last_seq() - self.snapshot_seq >= self.config.snapshot_every:
+            try:
+                self.write_snapshot()
+            except Exception:  # a missed snapshot only makes the next start replay more
+                pass
+
+    def _restore_after_failure(self) -> None:
+        try:
+            self._restore()
+        except Exception:  # the store is unusable: refuse everything from now on
+            self.policy = None
+
+    def _count(self, events: list[Event]) -> None:
+        with self._lock:
+            totals = self._totals
+            for event in events:
+                if event.kind == "decision":
+                    key = "decisions"
+                elif event.kind == "retry":
+                    key = "retries"
+                elif event.kind == "reward":
+                    totals["rewards"] = totals.get("rewards", 0) + 1
+                    key = f"rewards_{event.status}"
+                elif event.kind == "expiry":
+                    key = f"expiries_{event.status}"
+                else:
+                    continue
+                totals[key] = totals.get(key, 0) + 1
+
+
+def _field_of(message: str) -> str:
+    for name in ("excluded", "contexts", "decision_id"):
+        if name in message:
+            return name
+    return "body"

@@ -1,0 +1,115 @@
+"""The events of the service's log, and the sink that writes a policy's events to a store.
+
+Kinds, in the order they happen:
+
+``decision``
+    ``Policy.decide`` made a new decision: contexts (K, d), the excluded rows,
+    the action, its probabilities and propensity, the model version.
+``retry``
+    a ``decide`` that repeated a pending decision (same id and request): the
+    same answer; replayed, so that the retry count is restored too.
+``reward``
+    a reward received and what was done with it (``learned``, ``held``,
+    ``duplicate``, ``late``).
+``expiry``
+    a decision closed without a learned reward (``dropped``, ``default``,
+    ``learned`` for a held sum): written by the policy while it closes it; an
+    effect of the call that closed it, so replay does not apply it.
+``expire``
+    a sweep ``Policy.expire(older_than, now=timestamp)`` that closed at least
+    one decision; replay calls it again.
+
+Every event has a sequence number (``seq``, from 1, with no gaps in a
+committed log) and a timestamp in seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+__all__ = ["Event", "LogSink", "EVENT_KINDS"]
+
+EVENT_KINDS = ("decision", "retry", "reward", "expiry", "expire")
+
+
+@dataclass(frozen=True)
+class Event:
+    """One row of the event log (fields that do not apply to a kind are None)."""
+
+    kind: str
+    decision_id: str | None
+    timestamp: float
+    seq: int = 0
+    contexts: np.ndarray | None = None
+    excluded: tuple[int, ...] | None = None
+    action: int | None = None
+    probabilities: np.ndarray | None = None
+    propensity: float | None = None
+    model_version: int | None = None
+    reward: float | None = None
+    status: str | None = None
+    older_than: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict with the fields that apply (floats round-trip exactly)."""
+        out: dict[str, Any] = {"seq": self.seq, "kind": self.kind,
+                               "decision_id": self.decision_id, "timestamp": self.timestamp}
+        if self.contexts is not None:
+            out["contexts"] = self.contexts.tolist()
+        for name in ("excluded", "action", "propensity", "model_version", "status",
+                     "older_than"):
+            value = getattr(self, name)
+            if value is not None:
+                out[name] = list(value) if name == "excluded" else value
+        if self.probabilities is not None:
+            out["probabilities"] = self.probabilities.tolist()
+        if self.reward is not None or self.kind == "reward":
+            out["reward"] = self.reward
+        return out
+
+    @staticmethod
+    def encode_excluded(excluded: tuple[int, ...] | None) -> str | None:
+        """The excluded rows as stored (JSON text, or None)."""
+        return None if excluded is None else json.dumps(list(excluded))
+
+    @staticmethod
+    def decode_excluded(text: str | None) -> tuple[int, ...] | None:
+        """Inverse of :meth:`encode_excluded`."""
+        return None if text is None else tuple(int(i) for i in json.loads(text))
+
+
+class LogSink:
+    """The ``event_log`` of a served policy: turns its events into :class:`Event` rows.
+
+    ``append`` is the store's (it writes inside the open transaction); the
+    request's excluded rows are set by the service before each ``decide``,
+    since the policy's sink protocol does not carry them.
+    """
+
+    def __init__(self, append: Callable[[Event], None]) -> None:
+        self.append = append
+        self.excluded: tuple[int, ...] | None = None
+
+    def record_decision(self, decision_id: str, timestamp: float, contexts: np.ndarray,
+                        probabilities: np.ndarray, action: int, propensity: float,
+                        model_version: int) -> None:
+        self.append(Event("decision", decision_id, timestamp,
+                          contexts=np.array(contexts, dtype=np.float64),
+                          excluded=self.excluded, action=int(action),
+                          probabilities=np.array(probabilities, dtype=np.float64),
+                          propensity=float(propensity), model_version=int(model_version)))
+
+    def record_reward(self, decision_id: str, timestamp: float, reward: float,
+                      status: str) -> None:
+        self.append(Event("reward", decision_id, timestamp, reward=float(reward),
+                          status=status))
+
+    def record_expiry(self, decision_id: str, timestamp: float, outcome: str,
+                      reward: float | None) -> None:
+        value = None if reward is None or not math.isfinite(reward) else float(reward)
+        self.append(Event("expiry", decision_id, timestamp, reward=value, status=outcome))

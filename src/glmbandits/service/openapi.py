@@ -1,0 +1,86 @@
+"""The OpenAPI 3.1 document served at ``/v1/openapi.json``, built from the msgspec models."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from .config import ServiceConfig
+
+__all__ = ["openapi_document"]
+
+
+def _responses(ok: str | None, *errors: int, media: str = "application/json") -> dict:
+    out: dict[str, Any] = {}
+    if ok is not None:
+        out["200"] = {"description": "OK",
+                      "content": {media: {"schema": {"$ref": f"#/components/schemas/{ok}"}}}}
+    texts = {401: "no or wrong API key", 404: "unknown decision id",
+             409: "decision id reused for another request or after it closed",
+             413: "body above max_body_bytes", 422: "malformed request (field named)",
+             503: "the event log could not be written; nothing was kept"}
+    for status in errors:
+        out[str(status)] = {"description": texts[status], "content": {"application/json": {
+            "schema": {"$ref": "#/components/schemas/ErrorResponse"}}}}
+    return out
+
+
+def openapi_document(config: ServiceConfig) -> dict[str, Any]:
+    """The OpenAPI document of the service (limits from ``config`` in the descriptions)."""
+    from .._version import __version__
+    from .schemas import (DecideRequest, DecideResponse, ErrorResponse, HealthResponse,
+                          ModelResponse, RewardRequest, RewardResponse)
+
+    _, components = msgspec.json.schema_components(
+        [DecideRequest, RewardRequest, DecideResponse, RewardResponse, ErrorResponse,
+         HealthResponse, ModelResponse], ref_template="#/components/schemas/{name}")
+    d, K = config.policy.n_features, config.decisions.max_actions
+    components["DecideRequest"]["properties"]["contexts"]["description"] = (
+        f"K rows (1 <= K <= {K}) of {d} finite numbers, one per action")
+    secured = [{"bearer": []}]
+
+    def body(name: str) -> dict:
+        return {"required": True, "content": {"application/json": {
+            "schema": {"$ref": f"#/components/schemas/{name}"}}}}
+
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "glmbandits decision service", "version": __version__,
+                 "description": f"Decide among K <= {K} actions with {d} features each; "
+                                "reward decisions later by id."},
+        "components": {"schemas": components, "securitySchemes": {
+            "bearer": {"type": "http", "scheme": "bearer"}}},
+        "paths": {
+            "/v1/decide": {"post": {"summary": "choose an action", "security": secured,
+                                    "requestBody": body("DecideRequest"),
+                                    "responses": _responses("DecideResponse", 401, 409, 413,
+                                                            422, 503)}},
+            "/v1/reward": {"post": {"summary": "the reward of a decision", "security": secured,
+                                    "requestBody": body("RewardRequest"),
+                                    "responses": _responses("RewardResponse", 401, 404, 413,
+                                                            422, 503)}},
+            "/v1/health": {"get": {"summary": "liveness", "security": [],
+                                   "responses": _responses("HealthResponse")}},
+            "/v1/model": {"get": {"summary": "the policy, model version and counts",
+                                  "security": secured,
+                                  "responses": _responses("ModelResponse", 401)}},
+            "/v1/events": {"get": {
+                "summary": "the event log as NDJSON, one event a line", "security": secured,
+                "parameters": [
+                    {"name": "after", "in": "query", "required": False,
+                     "schema": {"type": "integer", "minimum": 0}},
+                    {"name": "limit", "in": "query", "required": False,
+                     "schema": {"type": "integer", "minimum": 0}}],
+                "responses": {"200": {"description": "NDJSON events", "content": {
+                    "application/x-ndjson": {"schema": {"type": "string"}}}},
+                    **_responses(None, 401, 422)}}},
+            "/metrics": {"get": {"summary": "Prometheus metrics", "security": secured,
+                                 "responses": {"200": {"description": "Prometheus text",
+                                                       "content": {"text/plain": {
+                                                           "schema": {"type": "string"}}}},
+                                               **_responses(None, 401)}}},
+            "/v1/openapi.json": {"get": {"summary": "this document", "security": [],
+                                         "responses": {"200": {"description": "OpenAPI"}}}},
+        },
+    }

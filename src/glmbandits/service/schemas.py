@@ -1,0 +1,176 @@
+"""Request and response models of the HTTP API (msgspec), and their checks.
+
+A body is decoded into a :class:`DecideRequest` or :class:`RewardRequest`
+(unknown fields, strings for numbers and wrong nesting are refused by msgspec),
+then checked against the service's problem: K rows of d numbers with
+K <= ``max_actions``, every number finite, ``excluded`` in range. Every
+refusal is an :class:`~glmbandits.service.core.Invalid` that names the field
+(``contexts[3][1]``, ``excluded[0]``, ``reward``...). JSON parsers differ in
+the non-finite spellings they accept (``NaN``, ``Infinity``, ``-Infinity``,
+``1e999``): msgspec refuses all of them; the fallback parse only exists to say
+which field held one.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Annotated, Any, Optional
+
+import msgspec
+import numpy as np
+
+from .core import Invalid
+
+__all__ = ["DecideRequest", "RewardRequest", "DecideResponse", "RewardResponse",
+           "ErrorResponse", "ModelResponse", "HealthResponse", "parse_decide", "parse_reward"]
+
+DecisionId = Annotated[str, msgspec.Meta(min_length=1, max_length=256,
+                                         description="1-256 characters")]
+
+
+class DecideRequest(msgspec.Struct, forbid_unknown_fields=True):
+    """``POST /v1/decide``: one feature vector per action."""
+
+    contexts: Annotated[list[list[float]], msgspec.Meta(
+        min_length=1, description="K rows (1 <= K <= max_actions) of n_features finite numbers")]
+    decision_id: Optional[DecisionId] = None
+    excluded: Optional[list[Annotated[int, msgspec.Meta(ge=0)]]] = None
+
+
+class RewardRequest(msgspec.Struct, forbid_unknown_fields=True):
+    """``POST /v1/reward``: the reward of an earlier decision."""
+
+    decision_id: DecisionId
+    reward: float
+
+
+class DecideResponse(msgspec.Struct):
+    decision_id: str
+    action: int
+    probabilities: list[float]
+    propensity: float
+    model_version: int
+
+
+class RewardResponse(msgspec.Struct):
+    decision_id: str
+    status: str
+    model_version: int
+
+
+class ErrorResponse(msgspec.Struct):
+    error: str
+    detail: str
+    field: Optional[str] = None
+
+
+class HealthResponse(msgspec.Struct):
+    status: str
+
+
+class ModelResponse(msgspec.Struct):
+    policy: str
+    model_version: int
+    n_features: int
+    max_actions: int
+    decisions: int
+    rewards: int
+    pending: int
+
+
+def _path_of(message: str) -> str:
+    """``contexts[0][1]`` from msgspec's ``... - at `$.contexts[0][1]```."""
+    if "- at `$" in message:
+        return message.rsplit("- at `$", 1)[1].rstrip("`").lstrip(".") or "body"
+    if "unknown field" in message:
+        return message.split("`")[1] if "`" in message else "body"
+    if "missing required field" in message:
+        return message.split("`")[1] if "`" in message else "body"
+    return "body"
+
+
+def _non_finite(value: Any, path: str) -> str | None:
+    """The path of the first non-finite number inside ``value`` (None if there is none)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return path
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _non_finite(item, f"{path}[{index}]")
+            if found:
+                return found
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = _non_finite(item, f"{path}.{key}" if path else str(key))
+            if found:
+                return found
+    return None
+
+
+def _decode(body: bytes, model: type) -> Any:
+    try:
+        return msgspec.json.decode(body, type=model)
+    except msgspec.ValidationError as error:
+        message = str(error)
+        if "out of range" in message:
+            message = f"a number is out of range (not finite) {message[message.find('- at'):]}"
+        raise Invalid(message, _path_of(str(error))) from None
+    except msgspec.DecodeError as error:
+        try:  # Python's parser accepts NaN/Infinity: say which field held one
+            loose = json.loads(body)
+        except (ValueError, RecursionError):
+            raise Invalid(f"the body is not valid JSON ({error})", "body") from None
+        where = _non_finite(loose, "")
+        if where:
+            raise Invalid(f"{where} must be a finite number; NaN and Infinity are not "
+                          "accepted", where) from None
+        raise Invalid(f"the body is not valid JSON ({error})", "body") from None
+
+
+def _check_id(decision_id: str | None) -> None:
+    if decision_id is None:
+        return
+    try:
+        decision_id.encode("utf-8")
+    except UnicodeEncodeError:
+        raise Invalid("decision_id must be valid Unicode text (no lone surrogates)",
+                      "decision_id") from None
+
+
+def parse_decide(body: bytes, n_features: int, max_actions: int) -> DecideRequest:
+    """Decode and check a decide body; returns it with ``contexts`` as a (K, d) array."""
+    request = _decode(body, DecideRequest)
+    _check_id(request.decision_id)
+    rows = request.contexts
+    if len(rows) > max_actions:
+        raise Invalid(f"contexts has K = {len(rows)} rows, above the limit max_actions = "
+                      f"{max_actions}", "contexts")
+    for index, row in enumerate(rows):
+        if len(row) != n_features:
+            raise Invalid(f"contexts[{index}] must have n_features = {n_features} numbers, "
+                          f"got {len(row)}", f"contexts[{index}]")
+    X = np.array(rows, dtype=np.float64)
+    if not np.isfinite(X).all():
+        row, column = np.argwhere(~np.isfinite(X))[0]
+        raise Invalid(f"contexts[{row}][{column}] must be a finite number",
+                      f"contexts[{row}][{column}]")
+    if request.excluded:
+        K = X.shape[0]
+        for index, value in enumerate(request.excluded):
+            if value >= K:
+                raise Invalid(f"excluded[{index}] = {value} is out of range: rows are 0 to "
+                              f"{K - 1} (K = {K})", f"excluded[{index}]")
+        if len(set(request.excluded)) >= K:
+            raise Invalid(f"excluded must leave at least one of the K = {K} actions",
+                          "excluded")
+    request.contexts = X  # type: ignore[assignment]
+    return request
+
+
+def parse_reward(body: bytes) -> RewardRequest:
+    """Decode and check a reward body (the family's domain is checked by the policy)."""
+    request = _decode(body, RewardRequest)
+    _check_id(request.decision_id)
+    if not math.isfinite(request.reward):
+        raise Invalid("reward must be a finite number", "reward")
+    return request

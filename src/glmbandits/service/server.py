@@ -1,0 +1,90 @@
+"""Run the service under uvicorn; SIGTERM drains, writes a snapshot and exits 0.
+
+uvicorn handles SIGTERM and SIGINT by finishing the requests in flight and
+running the app's shutdown (which stops the core: the queue is answered, then
+a snapshot is written), and by default it then raises the signal again, so the
+process would end "killed by SIGTERM". :class:`_Server` keeps the draining and
+drops the re-raise: a clean stop exits 0.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+import signal
+import threading
+from typing import Iterator
+
+import uvicorn
+
+from .app import create_app
+from .config import ServiceConfig
+from .core import DecisionService
+from .store import open_store
+
+__all__ = ["run_server", "start_service"]
+
+logger = logging.getLogger("glmbandits.service")
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server without re-raising the stop signal after a graceful shutdown."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        handled = (signal.SIGINT, signal.SIGTERM)
+        original = {sig: signal.signal(sig, self.handle_exit) for sig in handled}
+        try:
+            yield
+        finally:
+            for sig, handler in original.items():
+                signal.signal(sig, handler)
+
+
+def start_service(config: ServiceConfig, db: str | None = None) -> DecisionService:
+    """Open the store (``db`` or the config's) and start the core: restore, then serve."""
+    if db is not None:
+        config = dataclasses.replace(config, db=db)
+    store = open_store(config.db, synchronous=config.synchronous)
+    try:
+        return DecisionService(config, store).start()
+    except BaseException:
+        store.close()
+        raise
+
+
+def run_server(config: ServiceConfig, *, host: str | None = None, port: int | None = None,
+               db: str | None = None, log_level: str = "info", access_log: bool = False) -> int:
+    """Serve until SIGTERM/SIGINT; returns the exit code (0 after a clean stop).
+
+    The store is opened and the model restored before the port is bound, so a
+    bad store or a config that does not match the log fails before serving.
+    """
+    service = start_service(config, db)
+    restored = service.restored_from
+    logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(message)s")
+    logger.info("glmbandits serve: %s at %s, restored from snapshot seq %d + %d events, "
+                "model_version %d", config.policy.name, service.store.url,
+                restored["snapshot_seq"], restored["replayed_events"],
+                service.policy.model_version)
+    app = create_app(config, service)
+    server = _Server(uvicorn.Config(
+        app, host=host or config.host, port=config.port if port is None else port,
+        log_level=log_level, access_log=access_log, lifespan="on",
+        timeout_graceful_shutdown=30))
+    try:
+        server.run()
+    except SystemExit as exit_:  # uvicorn exits this way when it cannot bind
+        if service.running:
+            service.stop()
+        return int(exit_.code or 1)
+    if service.running:  # the lifespan did not run (startup failed)
+        service.stop()
+        return 1
+    logger.info("glmbandits serve: stopped cleanly after a snapshot at seq %d",
+                service.snapshot_seq)
+    return 0

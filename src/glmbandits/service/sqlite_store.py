@@ -1,0 +1,235 @@
+"""The SQLite store: the event log, snapshots and metadata in one WAL-mode file.
+
+The event table is append-only; a commit (``synchronous=FULL`` by default)
+makes every event appended since the last one durable, so a batch of
+concurrent requests shares one fsync. Snapshots are rows written in one
+transaction with a SHA-256 of their bytes, so a crash mid-write leaves the
+previous snapshot, never a torn one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import threading
+from typing import Iterator
+
+import numpy as np
+
+from .events import Event
+
+__all__ = ["SQLiteStore"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS events (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    kind TEXT NOT NULL,
+    decision_id TEXT,
+    timestamp REAL NOT NULL,
+    n_actions INTEGER,
+    contexts BLOB,
+    excluded TEXT,
+    action INTEGER,
+    probabilities BLOB,
+    propensity REAL,
+    model_version INTEGER,
+    reward REAL,
+    status TEXT,
+    older_than REAL
+);
+CREATE INDEX IF NOT EXISTS events_decision ON events (decision_id);
+CREATE TABLE IF NOT EXISTS snapshots (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    seq INTEGER NOT NULL,
+    created REAL NOT NULL,
+    sha256 TEXT NOT NULL,
+    data BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+_COLUMNS = ("seq, kind, decision_id, timestamp, n_actions, contexts, excluded, action, "
+            "probabilities, propensity, model_version, reward, status, older_than")
+_INSERT = ("INSERT INTO events (kind, decision_id, timestamp, n_actions, contexts, excluded, "
+           "action, probabilities, propensity, model_version, reward, status, older_than) "
+           "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+#: snapshots kept (older ones are deleted when a new one is written)
+_KEEP_SNAPSHOTS = 2
+
+
+def _connect(path: str, synchronous: str) -> sqlite3.Connection:
+    connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False,
+                                 timeout=30.0)
+    connection.execute("PRAGMA journal_mode=WAL")
+    connection.execute(f"PRAGMA synchronous={synchronous}")
+    return connection
+
+
+def _row_to_event(row: tuple) -> Event:
+    (seq, kind, decision_id, timestamp, n_actions, contexts, excluded, action,
+     probabilities, propensity, model_version, reward, status, older_than) = row
+    X = None
+    if contexts is not None:
+        X = np.frombuffer(contexts, dtype=np.float64).reshape(n_actions, -1).copy()
+    p = None if probabilities is None else np.frombuffer(probabilities, dtype=np.float64).copy()
+    return Event(kind, decision_id, timestamp, seq=seq, contexts=X,
+                 excluded=Event.decode_excluded(excluded), action=action, probabilities=p,
+                 propensity=propensity, model_version=model_version, reward=reward,
+                 status=status, older_than=older_than)
+
+
+class SQLiteStore:
+    """A :class:`~glmbandits.service.store.Store` in one SQLite file.
+
+    Parameters
+    ----------
+    path : str
+        The database file (created with its tables if missing).
+    url : str, optional
+        The URL it was opened from (reported by the service).
+    synchronous : {"FULL", "NORMAL"}
+        SQLite's durability: FULL survives a power loss, NORMAL a process crash.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> store = SQLiteStore(os.path.join(tempfile.mkdtemp(), "log.db"))
+    >>> store.append(Event("reward", "a", 1.0, reward=1.0, status="late"))
+    >>> store.commit()
+    1
+    >>> [event.kind for event in store.events()]
+    ['reward']
+    >>> store.close()
+    """
+
+    def __init__(self, path: str, *, url: str | None = None, synchronous: str = "FULL") -> None:
+        if synchronous not in ("FULL", "NORMAL"):
+            raise ValueError(f"SQLiteStore: synchronous must be 'FULL' or 'NORMAL', "
+                             f"got {synchronous!r}")
+        self.path = path
+        self.url = url or f"sqlite:///{path}"
+        self._synchronous = synchronous
+        self._db = _connect(path, synchronous)
+        self._db.executescript(_SCHEMA)
+        self._in_transaction = False
+        self._local = threading.local()
+
+    # -- writing (one thread) --------------------------------------------------------
+    def append(self, event: Event) -> None:
+        if not self._in_transaction:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._in_transaction = True
+        X = event.contexts
+        self._db.execute(_INSERT, (
+            event.kind, event.decision_id, event.timestamp,
+            None if X is None else X.shape[0],
+            None if X is None else np.ascontiguousarray(X, dtype=np.float64).tobytes(),
+            Event.encode_excluded(event.excluded), event.action,
+            None if event.probabilities is None else
+            np.ascontiguousarray(event.probabilities, dtype=np.float64).tobytes(),
+            event.propensity, event.model_version, event.reward, event.status,
+            event.older_than))
+
+    def commit(self) -> int:
+        if self._in_transaction:
+            self._in_transaction = False
+            try:
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._rollback_quietly()
+                raise
+        return self.last_seq()
+
+    def _rollback_quietly(self) -> None:
+        try:
+            self._db.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass
+
+    def rollback(self) -> None:
+        if self._in_transaction:
+            self._in_transaction = False
+            self._rollback_quietly()
+
+    def last_seq(self) -> int:
+        row = self._db.execute("SELECT MAX(seq) FROM events").fetchone()
+        return int(row[0] or 0)
+
+    def write_snapshot(self, seq: int, data: bytes) -> None:
+        digest = hashlib.sha256(data).hexdigest()
+        import time
+
+        with self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.execute("INSERT INTO snapshots (seq, created, sha256, data) "
+                             "VALUES (?, ?, ?, ?)", (seq, time.time(), digest, data))
+            self._db.execute("DELETE FROM snapshots WHERE id NOT IN (SELECT id FROM snapshots "
+                             f"ORDER BY id DESC LIMIT {_KEEP_SNAPSHOTS})")
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+                             (key, value))
+
+    # -- reading (any thread) -----------------------------------------------------------
+    def _reader(self) -> sqlite3.Connection:
+        reader = getattr(self._local, "reader", None)
+        if reader is None:
+            reader = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
+                                     timeout=30.0)
+            self._local.reader = reader
+        return reader
+
+    def get_meta(self, key: str) -> str | None:
+        row = self._reader().execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def events(self, after: int = 0, limit: int | None = None) -> Iterator[Event]:
+        reader = sqlite3.connect(self.path, isolation_level=None, timeout=30.0)
+        try:
+            page, last, left = 1000, int(after), limit
+            while left is None or left > 0:
+                size = page if left is None else min(page, left)
+                rows = reader.execute(f"SELECT {_COLUMNS} FROM events WHERE seq > ? "
+                                      "ORDER BY seq LIMIT ?", (last, size)).fetchall()
+                for row in rows:
+                    yield _row_to_event(row)
+                if len(rows) < size:
+                    return
+                last = rows[-1][0]
+                if left is not None:
+                    left -= len(rows)
+        finally:
+            reader.close()
+
+    def totals(self) -> dict[str, int]:
+        out = {"decisions": 0, "retries": 0, "rewards": 0}
+        rows = self._reader().execute(
+            "SELECT kind, status, COUNT(*) FROM events GROUP BY kind, status").fetchall()
+        for kind, status, count in rows:
+            if kind == "decision":
+                out["decisions"] += count
+            elif kind == "retry":
+                out["retries"] += count
+            elif kind == "reward":
+                out["rewards"] += count
+                out[f"rewards_{status}"] = out.get(f"rewards_{status}", 0) + count
+            elif kind == "expiry":
+                out[f"expiries_{status}"] = out.get(f"expiries_{status}", 0) + count
+        return out
+
+    def latest_snapshot(self) -> tuple[int, bytes] | None:
+        rows = self._reader().execute(
+            "SELECT seq, sha256, data FROM snapshots ORDER BY id DESC").fetchall()
+        for seq, digest, data in rows:
+            if hashlib.sha256(data).hexdigest() == digest:
+                return int(seq), bytes(data)
+        return None
+
+    def close(self) -> None:
+        self.rollback()
+        self._db.close()
+        reader = getattr(self._local, "reader", None)
+        if reader is not None:
+            reader.close()
+            self._local.reader = None

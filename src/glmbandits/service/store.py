@@ -1,0 +1,95 @@
+"""The store interface of the service: an append-only event log plus snapshots and metadata.
+
+:class:`Store` is what :class:`~glmbandits.service.core.DecisionService` needs;
+:class:`~glmbandits.service.sqlite_store.SQLiteStore` implements it, and a
+PostgreSQL store (a later issue) will implement the same methods. A store is
+written by one thread (the service's worker); :meth:`Store.events` and
+:meth:`Store.totals` may be called from any thread.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterator, Protocol
+
+from .events import Event
+
+__all__ = ["Store", "parse_db_url", "open_store"]
+
+
+class Store(Protocol):
+    """Durable events, snapshots and metadata (see the module docstring)."""
+
+    url: str
+
+    def append(self, event: Event) -> None:
+        """Add an event to the open transaction (made durable by :meth:`commit`)."""
+
+    def commit(self) -> int:
+        """Make every appended event durable; returns the last sequence number."""
+
+    def rollback(self) -> None:
+        """Forget the events appended since the last commit."""
+
+    def last_seq(self) -> int:
+        """The sequence number of the last committed event (0 for an empty log)."""
+
+    def events(self, after: int = 0, limit: int | None = None) -> Iterator[Event]:
+        """Committed events with ``seq > after`` in order (at most ``limit``)."""
+
+    def totals(self) -> dict[str, int]:
+        """Counts over the whole log: ``decisions``, ``retries``, ``rewards``, ``rewards_<status>``,
+        ``expiries_<outcome>``."""
+
+    def latest_snapshot(self) -> tuple[int, bytes] | None:
+        """The newest snapshot (the seq it includes, its bytes), checksum verified."""
+
+    def write_snapshot(self, seq: int, data: bytes) -> None:
+        """Store a snapshot of the state after event ``seq`` (atomically)."""
+
+    def get_meta(self, key: str) -> str | None:
+        """A metadata value (e.g. the config fingerprint), or None."""
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Set a metadata value (committed at once)."""
+
+    def close(self) -> None:
+        """Release the database."""
+
+
+def parse_db_url(url: str) -> tuple[str, str]:
+    """Split a database URL into (scheme, location).
+
+    ``sqlite:///relative.db`` is relative to the working folder and
+    ``sqlite:////absolute/path.db`` absolute, the usual URL convention.
+
+    Examples
+    --------
+    >>> parse_db_url("sqlite:///events.db")
+    ('sqlite', 'events.db')
+    >>> parse_db_url("sqlite:////var/lib/glmbandits/events.db")
+    ('sqlite', '/var/lib/glmbandits/events.db')
+    """
+    if not isinstance(url, str):
+        raise TypeError(f"db must be a URL string, got {type(url).__name__}")
+    if url.startswith("sqlite:///"):
+        path = url[len("sqlite:///"):]
+        if not path or path.endswith("/"):
+            raise ValueError(f"db must name a file, as sqlite:///file.db, got {url!r}")
+        return "sqlite", path
+    if url.startswith(("postgresql://", "postgres://")):
+        return "postgresql", url
+    raise ValueError(f"db must be a URL sqlite:///relative.db or sqlite:////absolute.db "
+                     f"(postgresql:// is planned), got {url!r}")
+
+
+def open_store(url: str, *, synchronous: str = "FULL") -> Store:
+    """Open (creating it if needed) the store a URL names."""
+    scheme, location = parse_db_url(url)
+    if scheme == "postgresql":
+        raise NotImplementedError("db: a PostgreSQL store is not implemented yet; use "
+                                  "sqlite:///path.db")
+    from .sqlite_store import SQLiteStore
+
+    Path(location).expanduser().resolve().parent.mkdir(parents=True, exist_ok=True)
+    return SQLiteStore(location, url=url, synchronous=synchronous)

@@ -1,0 +1,160 @@
+"""The service core without HTTP: durability, rejected requests, recovery bit for bit."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from glmbandits.service.config import load_config
+from glmbandits.service.core import (Conflict, DecisionService, Invalid, NotFound,
+                                     StoreMismatchError, Unavailable)
+from glmbandits.service.replay import rebuild_from_log
+from glmbandits.service.store import open_store
+from servicekit import assert_same_state, unit_rows, write_config
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def start(tmp_path: Path, clock=None, **config_kw) -> DecisionService:
+    config = load_config(write_config(tmp_path, **config_kw))
+    store = open_store(f"sqlite:///{tmp_path / 'log.db'}")
+    return DecisionService(config, store, clock=clock or time.time).start()
+
+
+def wait_until(condition, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "condition not reached in time"
+        time.sleep(0.01)
+
+
+def workload(service: DecisionService, clock: FakeClock, rounds: int, seed: int) -> dict:
+    """Decisions, retries, rewards (some late, some repeated, some never), unknown ids."""
+    rng = np.random.default_rng(seed)
+    outcomes: dict[str, int] = {}
+    for t in range(rounds):
+        clock.now += 1.0
+        K = int(rng.integers(2, 8))
+        X = unit_rows(rng, K, 3)
+        excluded = [0] if rng.random() < 0.2 else None
+        answer = service.decide(X, decision_id=f"d{t}", excluded=excluded)
+        if rng.random() < 0.2:
+            assert service.decide(X, decision_id=f"d{t}", excluded=excluded) == answer
+        if rng.random() < 0.8:
+            status = service.reward(f"d{t}", float(rng.random() < 0.5))["status"]
+            outcomes[status] = outcomes.get(status, 0) + 1
+        if rng.random() < 0.1:
+            service.reward(f"d{t}", 1.0)
+        if rng.random() < 0.05:
+            with pytest.raises(NotFound):
+                service.reward(f"never-{t}", 1.0)
+    return outcomes
+
+
+def test_a_restored_service_equals_the_live_one_and_the_offline_rebuild(tmp_path):
+    clock = FakeClock()
+    live = start(tmp_path, clock, decisions="reward_wait = 3.0\nexpire_every = 0.001\n"
+                                            'missing_reward = "default"\n')
+    workload(live, clock, 120, seed=1)
+    clock.now += 10.0  # every pending decision is now past the wait window
+    wait_until(lambda: live.call_async is not None and
+               live.submit(live.model_info_operation()).result()["pending"] == 0)
+    info = live.submit(live.model_info_operation()).result()
+    assert info["counts"].get("expiries_default", 0) > 0
+    assert live.snapshot_seq > 0 and live.store.last_seq() > live.snapshot_seq
+    # a second process opening the same file (the first one "crashed": no stop, no snapshot)
+    restored = DecisionService(live.config, open_store(live.store.url), clock=clock).start()
+    assert restored.restored_from["snapshot_seq"] == live.snapshot_seq
+    assert restored.restored_from["replayed_events"] > 0
+    assert_same_state(live.policy, restored.policy)
+    offline = rebuild_from_log(live.config, live.store)
+    assert_same_state(live.policy, offline)
+    assert restored.totals() == live.totals()
+    X = unit_rows(np.random.default_rng(9), 5, 3)
+    a, b = live.decide(X, "next"), restored.decide(X, "next")
+    assert a == b
+    restored.stop(snapshot=False)
+    live.stop()
+
+
+def test_rejected_requests_write_nothing_and_change_nothing(tmp_path):
+    service = start(tmp_path)
+    rng = np.random.default_rng(0)
+    X = unit_rows(rng, 4, 3)
+    service.decide(X, "a")
+    service.reward("a", 1.0)
+    service.decide(X, "b")
+    seq = service.store.last_seq()
+    before = rebuild_from_log(service.config, service.store)
+    assert_same_state(service.policy, before)
+    with pytest.raises(Conflict, match="already closed"):
+        service.decide(X, "a")
+    with pytest.raises(Conflict, match="pending for another request"):
+        service.decide(X[:3], "b")
+    with pytest.raises(Conflict):
+        service.decide(X, "b", excluded=[1])
+    with pytest.raises(NotFound, match="'zz'"):
+        service.reward("zz", 1.0)
+    with pytest.raises(Invalid) as error:
+        service.reward("b", 2.5)  # outside the logistic family's {0, 1}..[0, 1]
+    assert error.value.field == "reward"
+    with pytest.raises(Invalid) as error:
+        service.decide(X, "c", excluded=[0, 1, 2, 3])
+    assert error.value.field == "excluded"
+    assert service.store.last_seq() == seq
+    assert_same_state(service.policy, before)
+    service.stop()
+
+
+def test_a_failed_commit_answers_503_and_keeps_nothing(tmp_path, monkeypatch):
+    service = start(tmp_path)
+    X = unit_rows(np.random.default_rng(0), 4, 3)
+    service.decide(X, "a")
+    seq = service.store.last_seq()
+    real_commit = type(service.store).commit
+    calls = {"n": 0}
+
+    def failing_commit(store):
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise OSError("disk full (simulated)")
+        return real_commit(store)
+
+    monkeypatch.setattr(type(service.store), "commit", failing_commit)
+    with pytest.raises(Unavailable, match="disk full"):
+        service.reward("a", 1.0)
+    assert service.store.last_seq() == seq
+    assert service.policy.model_version == 0
+    assert_same_state(service.policy, rebuild_from_log(service.config, service.store))
+    assert service.reward("a", 1.0)["status"] == "learned"  # the retry works
+    service.stop()
+
+
+def test_a_log_is_never_replayed_into_another_config(tmp_path):
+    service = start(tmp_path)
+    service.decide(unit_rows(np.random.default_rng(0), 2, 3), "a")
+    service.stop()
+    with pytest.raises(StoreMismatchError, match="another policy config"):
+        start(tmp_path, name="linucb")
+
+
+def test_stop_answers_the_queue_and_snapshots(tmp_path):
+    service = start(tmp_path)
+    X = unit_rows(np.random.default_rng(0), 3, 3)
+    futures = [service.submit(service.decide_operation(X, f"q{i}", None)) for i in range(50)]
+    service.stop()
+    assert all(f.result(timeout=10)["decision_id"] == f"q{i}" for i, f in enumerate(futures))
+    store = open_store(f"sqlite:///{tmp_path / 'log.db'}")
+    assert store.latest_snapshot()[0] == store.last_seq() == 50
+    store.close()
+    with pytest.raises(Unavailable, match="not running"):
+        service.decide(X, "late")
