@@ -18,6 +18,7 @@ from .policies import (GLMTSL, GLMUCB, GLOC, ECOLog, EpsilonGreedy, LaplaceTS,
 from .policies import OFUGLB
 from .simulation import SimulationResult, simulate
 from .batch import BatchSimulationResult, simulate_batch
+from .data import EventLog
 
 __all__ = [
     "families",
@@ -49,6 +50,7 @@ __all__ = [
     "SimulationResult",
     "simulate_batch",
     "BatchSimulationResult",
+    "EventLog",
     "ConvergenceWarning",
     "GLMBanditsWarning",
 ]

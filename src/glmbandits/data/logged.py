@@ -123,6 +123,8 @@ class LoggedBanditData:
         self.propensities = propensity_array
         self.reward_table = table
         self.name = str(name)
+        #: Set by :meth:`from_event_log`: how many decisions were kept and why not the others.
+        self.join_counts: dict[str, int] | None = None
 
     @staticmethod
     def _column(values: Any, T: int, owner: str, name: str, *,
@@ -165,6 +167,121 @@ class LoggedBanditData:
         return cls(contexts, table["action"], table["reward"], optional("propensity"),
                    n_actions=optional("n_actions"), reward_table=optional("reward_table"),
                    name=name)
+
+    @classmethod
+    def from_event_log(cls, log_or_path: Any, *, reward: str = "first",
+                       include_defaults: bool = True, name: str | None = None
+                       ) -> "LoggedBanditData":
+        """The rounds of an :class:`~glmbandits.data.EventLog` whose reward is known.
+
+        Decisions are joined with their rewards by decision id and kept in
+        decision order (sequence number). The reward of a round is the one the
+        policy learned from it:
+
+        * the reward with status ``"learned"`` (with ``duplicate_rewards="ignore"``,
+          the first one received);
+        * the summed reward of an expiry with outcome ``"learned"``
+          (``duplicate_rewards="sum"``);
+        * the default reward of an expiry with outcome ``"default"``, only when
+          ``include_defaults``.
+
+        Duplicate and late rewards are never used. Decisions without a usable
+        reward (dropped, still pending, or defaults with ``include_defaults=False``)
+        are **left out**, and counted in ``join_counts``. Leaving them out keeps
+        the estimators unbiased only if whether a reward arrives is independent
+        of the action (given the contexts); if, say, clicks are reported but
+        non-clicks are not, configure a ``default_reward`` in the policy and keep
+        ``include_defaults=True`` instead.
+
+        Parameters
+        ----------
+        log_or_path : EventLog, str or Path
+            An open log, or the path of one (opened read-only, then closed).
+        reward : {"first"}, default "first"
+            Which reward counts: "first" is the rule above (the learned reward).
+        include_defaults : bool, default True
+            Keep the rounds closed with the policy's default reward.
+        name : str, optional
+            A label for tables (default: the file's stem).
+
+        Returns
+        -------
+        LoggedBanditData
+            Contexts (one (K_t, d) array per round), logged actions, rewards and
+            propensities; its ``join_counts`` dict says how many decisions were
+            kept and why the others were not (see
+            :class:`~glmbandits.data.event_export.JoinedDecisions`).
+
+        Examples
+        --------
+        >>> import tempfile, pathlib
+        >>> import numpy as np
+        >>> from glmbandits.data import EventLog
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     with EventLog(pathlib.Path(folder) / "events.sqlite") as events:
+        ...         events.record_decision("a", 0.0, np.eye(2), [0.5, 0.5], 1, 0.5, 0)
+        ...         events.record_decision("b", 1.0, np.eye(2), [0.5, 0.5], 0, 0.5, 0)
+        ...         events.record_reward("a", 2.0, 1.0, "learned")
+        ...         data = LoggedBanditData.from_event_log(events)
+        >>> data.actions.tolist(), data.rewards.tolist(), data.join_counts["pending"]
+        ([1], [1.0], 1)
+        """
+        from .event_export import JoinedDecisions
+
+        owner = f"{cls.__name__}.from_event_log"
+        if reward != "first":
+            raise ValueError(f"{owner}: reward must be 'first' (the reward the policy "
+                             f"learned), got {reward!r}")
+        if not isinstance(include_defaults, bool):
+            raise TypeError(f"{owner}: include_defaults must be a bool, got "
+                            f"{type(include_defaults).__name__}")
+        if not isinstance(log_or_path, (str, Path)) and not hasattr(log_or_path, "events"):
+            raise TypeError(f"{owner}: log_or_path must be an EventLog, str or Path, got "
+                            f"{type(log_or_path).__name__}")
+        joined = JoinedDecisions.from_log(log_or_path, include_defaults=include_defaults,
+                                          owner=owner)
+        label = Path(joined.source).stem
+        keep = [i for i, source in enumerate(joined.reward_sources) if source is not None]
+        return cls._from_joined(owner, [joined.contexts[i] for i in keep],
+                                joined.actions[keep], joined.rewards[keep],
+                                joined.propensities[keep], dict(joined.counts),
+                                label if name is None else name)
+
+    @classmethod
+    def from_parquet(cls, path: str | Path, *, include_defaults: bool = True,
+                     name: str | None = None) -> "LoggedBanditData":
+        """Read back a Parquet file of :func:`~glmbandits.data.export_parquet` (rounds with a reward).
+
+        The same rounds as :meth:`from_event_log` on the log it was exported
+        from (when exported with ``include_defaults=True``), bit for bit. Needs
+        pyarrow (the ``data`` extra).
+        """
+        from .event_export import read_parquet_columns
+
+        owner = f"{cls.__name__}.from_parquet"
+        columns = read_parquet_columns(path, owner)
+        keep = [i for i, source in enumerate(columns["reward_source"])
+                if source is not None and (include_defaults or source != "default")]
+        counts = dict(columns["info"].get("counts", {}))
+        return cls._from_joined(owner, [columns["contexts"][i] for i in keep],
+                                columns["action"][keep], columns["reward"][keep],
+                                columns["propensity"][keep], counts,
+                                Path(path).stem if name is None else name)
+
+    @classmethod
+    def _from_joined(cls, owner: str, contexts: list[np.ndarray], actions: np.ndarray,
+                     rewards: np.ndarray, propensities: np.ndarray, counts: dict[str, int],
+                     name: str) -> "LoggedBanditData":
+        if not contexts:
+            raise ValueError(f"{owner}: the event log has no decision with a usable reward "
+                             f"(join counts: {counts})")
+        widths = {X.shape[1] for X in contexts}
+        if len(widths) > 1:
+            raise ValueError(f"{owner}: every decision must have the same number of features "
+                             f"d, got decisions with d in {sorted(widths)}")
+        data = cls(contexts, actions, rewards, propensities, name=name)
+        data.join_counts = counts
+        return data
 
     @classmethod
     def from_simulation(cls, result: Any, *, name: str = "simulation") -> "LoggedBanditData":

@@ -1,0 +1,264 @@
+"""Reading an event log for evaluation: the decision–reward join and the Parquet export.
+
+:class:`JoinedDecisions` applies the joining rules (which reward of a decision
+counts) once, for :meth:`glmbandits.data.LoggedBanditData.from_event_log`, for
+and for :func:`export_parquet`. pyarrow is
+imported inside the Parquet functions only (the ``data`` extra).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+
+from .event_log import EventLog
+from .event_records import SCHEMA_VERSION, DecisionEvent, Event, RewardEvent
+
+__all__ = ["JoinedDecisions", "export_parquet", "read_parquet_columns"]
+
+
+# -- joining ----------------------------------------------------------------------
+@dataclass
+class JoinedDecisions:
+    """Every logged decision, in sequence order, with the reward the policy learned from it.
+
+    Joining rules (per decision, by id; a reward joins the latest decision with
+    its id logged before it):
+
+    * a reward with status ``"learned"``: that reward (``reward_source = "learned"``);
+    * an expiry with outcome ``"learned"`` (``duplicate_rewards="sum"``): the
+      summed reward it learned (``"sum"``);
+    * an expiry with outcome ``"default"``: the default reward (``"default"``),
+      kept only when ``include_defaults``;
+    * ``"duplicate"``, ``"late"`` and ``"held"`` rewards are never used directly;
+    * a dropped decision, or one still pending, has no reward (NaN, source None).
+
+    Attributes
+    ----------
+    sequence, decision_ids, timestamps, contexts, probabilities, actions, propensities,
+    model_versions, rewards, reward_sources
+        One entry per decision (``contexts``/``probabilities`` are lists of arrays).
+    counts : dict
+        ``decisions``, ``learned``, ``sum``, ``default`` (joined defaults, whether
+        kept or not), ``dropped``, ``pending``, ``duplicate_rewards``,
+        ``late_rewards``, ``orphan_rewards`` (rewards or expiries naming no logged
+        decision), ``with_reward`` (rows that have a usable reward).
+    """
+
+    sequence: np.ndarray
+    decision_ids: list[str]
+    timestamps: np.ndarray
+    contexts: list[np.ndarray]
+    probabilities: list[np.ndarray]
+    actions: np.ndarray
+    propensities: np.ndarray
+    model_versions: np.ndarray
+    rewards: np.ndarray
+    reward_sources: list[str | None]
+    counts: dict[str, int]
+    source: str = "event log"
+
+    @classmethod
+    def from_events(cls, events: Iterator[Event] | list[Event], *, include_defaults: bool = True,
+                    source: str = "event log") -> "JoinedDecisions":
+        if not isinstance(include_defaults, bool):
+            raise TypeError(f"JoinedDecisions: include_defaults must be a bool, got "
+                            f"{type(include_defaults).__name__}")
+        decisions: list[DecisionEvent] = []
+        latest: dict[str, int] = {}
+        rewards: list[float] = []
+        sources: list[str | None] = []
+        closed: list[bool] = []
+        counts = dict.fromkeys(("decisions", "learned", "sum", "default", "dropped", "pending",
+                                "duplicate_rewards", "late_rewards", "orphan_rewards",
+                                "with_reward"), 0)
+        for event in events:
+            if isinstance(event, DecisionEvent):
+                latest[event.decision_id] = len(decisions)
+                decisions.append(event)
+                rewards.append(math.nan)
+                sources.append(None)
+                closed.append(False)
+                continue
+            index = latest.get(event.decision_id)
+            if isinstance(event, RewardEvent) and event.status in ("duplicate", "late"):
+                counts[f"{event.status}_rewards"] += 1
+                continue
+            if index is None:
+                counts["orphan_rewards"] += 1
+                continue
+            if closed[index]:  # a second closing of one decision: not written by a policy
+                counts["orphan_rewards"] += 1
+                continue
+            if isinstance(event, RewardEvent):
+                if event.status == "learned":
+                    rewards[index], sources[index], closed[index] = event.reward, "learned", True
+                continue  # "held": the sum arrives with the expiry
+            closed[index] = True
+            if event.outcome == "learned":
+                rewards[index], sources[index] = float(event.reward), "sum"  # type: ignore[arg-type]
+            elif event.outcome == "default":
+                rewards[index], sources[index] = float(event.reward), "default"  # type: ignore[arg-type]
+            else:
+                sources[index] = "dropped"
+        for source_name, is_closed in zip(sources, closed):
+            if not is_closed:
+                counts["pending"] += 1
+            else:
+                counts[source_name] += 1  # type: ignore[index]
+        counts["decisions"] = len(decisions)
+        if not include_defaults:
+            sources = [None if s == "default" else s for s in sources]
+            rewards = [math.nan if s is None else r for s, r in zip(sources, rewards)]
+        sources = [None if s == "dropped" else s for s in sources]
+        counts["with_reward"] = sum(s is not None for s in sources)
+        return cls(
+            sequence=np.array([e.sequence for e in decisions], dtype=np.int64),
+            decision_ids=[e.decision_id for e in decisions],
+            timestamps=np.array([e.timestamp for e in decisions], dtype=np.float64),
+            contexts=[e.contexts for e in decisions],
+            probabilities=[e.probabilities for e in decisions],
+            actions=np.array([e.action for e in decisions], dtype=np.int64),
+            propensities=np.array([e.propensity for e in decisions], dtype=np.float64),
+            model_versions=np.array([e.model_version for e in decisions], dtype=np.int64),
+            rewards=np.array(rewards, dtype=np.float64),
+            reward_sources=sources, counts=counts, source=source)
+
+    @classmethod
+    def from_log(cls, log: Any, *, include_defaults: bool = True,
+                 owner: str = "JoinedDecisions.from_log") -> "JoinedDecisions":
+        """Join an open :class:`EventLog`, or the one at a path (opened read-only, then closed)."""
+        if isinstance(log, EventLog):
+            return cls.from_events(log.events(), include_defaults=include_defaults,
+                                   source=str(log.path))
+        if isinstance(log, (str, Path)):
+            with EventLog(log, readonly=True) as opened:
+                return cls.from_events(opened.events(), include_defaults=include_defaults,
+                                       source=str(opened.path))
+        raise TypeError(f"{owner}: log must be an EventLog, str or Path, got "
+                        f"{type(log).__name__}")
+
+    def __len__(self) -> int:
+        return len(self.decision_ids)
+
+
+# -- Parquet export ---------------------------------------------------------------------
+def _require_pyarrow(owner: str) -> Any:
+    try:
+        import pyarrow  # noqa: F401
+        import pyarrow.parquet  # noqa: F401
+    except ImportError:
+        raise ImportError(f"{owner}: Parquet needs pyarrow, which is not installed; install "
+                          "the data extra: pip install 'glmbandits[data]' (or pip install "
+                          "'pyarrow>=14')") from None
+    return pyarrow
+
+
+def export_parquet(log: EventLog | str | Path, path: str | Path, *,
+                   include_defaults: bool = True) -> Path:
+    """Write an event log as Parquet: one row per decision, with its joined reward.
+
+    Columns: ``sequence``, ``decision_id``, ``timestamp``, ``n_actions``,
+    ``n_features``, ``contexts`` (list<list<double>>, K × d), ``probabilities``
+    (list<double>), ``action``, ``propensity``, ``model_version``, ``reward``
+    (null without one) and ``reward_source`` ("learned", "sum", "default" or
+    null), joined as :class:`JoinedDecisions` says. The file's metadata holds
+    the join counts. Needs pyarrow (the ``data`` extra), imported here only.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> import numpy as np
+    >>> from glmbandits.data import LoggedBanditData
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     folder = pathlib.Path(folder)
+    ...     with EventLog(folder / "events.sqlite") as log:
+    ...         log.record_decision("a", 0.0, np.eye(2), [0.5, 0.5], 1, 0.5, 0)
+    ...         log.record_reward("a", 1.0, 1.0, "learned")
+    ...         parquet = export_parquet(log, folder / "events.parquet")
+    ...     LoggedBanditData.from_parquet(parquet).rewards.tolist()
+    [1.0]
+    """
+    owner = "export_parquet"
+    pa = _require_pyarrow(owner)
+    import pyarrow.parquet as pq
+
+    joined = JoinedDecisions.from_log(log, include_defaults=include_defaults,
+                                      owner=owner)
+    n = len(joined)
+    K = np.array([p.shape[0] for p in joined.probabilities], dtype=np.int64)
+    d = np.array([X.shape[1] for X in joined.contexts], dtype=np.int64)
+    outer = np.concatenate([[0], np.cumsum(K)]).astype(np.int32)
+    inner = np.concatenate([[0], np.cumsum(np.repeat(d, K))]).astype(np.int32)
+    values = (np.concatenate([X.ravel() for X in joined.contexts]) if n
+              else np.zeros(0, np.float64))
+    flat_p = np.concatenate(joined.probabilities) if n else np.zeros(0, np.float64)
+    contexts = pa.ListArray.from_arrays(
+        pa.array(outer), pa.ListArray.from_arrays(pa.array(inner), pa.array(values)))
+    probabilities = pa.ListArray.from_arrays(pa.array(outer), pa.array(flat_p))
+    has_reward = np.array([s is not None for s in joined.reward_sources], dtype=bool)
+    table = pa.table({
+        "sequence": pa.array(joined.sequence, pa.int64()),
+        "decision_id": pa.array(joined.decision_ids, pa.string()),
+        "timestamp": pa.array(joined.timestamps, pa.float64()),
+        "n_actions": pa.array(K, pa.int64()),
+        "n_features": pa.array(d, pa.int64()),
+        "contexts": contexts,
+        "probabilities": probabilities,
+        "action": pa.array(joined.actions, pa.int64()),
+        "propensity": pa.array(joined.propensities, pa.float64()),
+        "model_version": pa.array(joined.model_versions, pa.int64()),
+        "reward": pa.array(joined.rewards, pa.float64(), mask=~has_reward),
+        "reward_source": pa.array(joined.reward_sources, pa.string()),
+    })
+    metadata = {b"glmbandits.event_log": json.dumps(
+        {"schema_version": SCHEMA_VERSION, "source": joined.source,
+         "include_defaults": include_defaults, "counts": joined.counts}).encode()}
+    table = table.replace_schema_metadata(metadata)
+    path = Path(path)
+    pq.write_table(table, path)
+    return path
+
+
+def read_parquet_columns(path: str | Path, owner: str) -> dict[str, Any]:
+    """The columns of a file written by :func:`export_parquet`, decoded to numpy."""
+    _require_pyarrow(owner)
+    import pyarrow.parquet as pq
+
+    path = Path(path)
+    try:
+        table = pq.read_table(path)
+    except (OSError, ValueError) as error:
+        raise ValueError(f"{owner}({str(path)!r}): cannot read the Parquet file: {error}") from None
+    metadata = table.schema.metadata or {}
+    if b"glmbandits.event_log" not in metadata:
+        raise ValueError(f"{owner}({str(path)!r}): the file was not written by "
+                         "glmbandits.data.export_parquet (no glmbandits.event_log metadata)")
+    info = json.loads(metadata[b"glmbandits.event_log"])
+    if info.get("schema_version") != SCHEMA_VERSION:
+        raise ValueError(f"{owner}({str(path)!r}): the export has schema version "
+                         f"{info.get('schema_version')!r}; this glmbandits reads {SCHEMA_VERSION}")
+    K = table.column("n_actions").to_numpy()
+    d = table.column("n_features").to_numpy()
+    contexts_column = table.column("contexts").combine_chunks()
+    values = contexts_column.values.values.to_numpy(zero_copy_only=False)
+    flat_p = table.column("probabilities").combine_chunks().values.to_numpy(zero_copy_only=False)
+    ends = np.cumsum(K * d)
+    p_ends = np.cumsum(K)
+    contexts = [values[end - k * dd:end].reshape(k, dd).copy()
+                for end, k, dd in zip(ends.tolist(), K.tolist(), d.tolist())]
+    probabilities = [flat_p[end - k:end].copy() for end, k in zip(p_ends.tolist(), K.tolist())]
+    reward = table.column("reward").to_numpy(zero_copy_only=False)
+    return {"contexts": contexts, "probabilities": probabilities,
+            "action": table.column("action").to_numpy(),
+            "propensity": table.column("propensity").to_numpy(),
+            "reward": np.asarray(reward, dtype=np.float64),
+            "reward_source": table.column("reward_source").to_pylist(),
+            "sequence": table.column("sequence").to_numpy(),
+            "decision_id": table.column("decision_id").to_pylist(),
+            "info": info}

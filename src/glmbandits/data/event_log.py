@@ -1,0 +1,412 @@
+"""An append-only SQLite event log of decisions, rewards and expiries.
+
+:class:`EventLog` is what a deployed policy writes to (``policy.event_log = log``;
+it implements the ``EventSink`` protocol of :mod:`glmbandits.policies.decisions`
+structurally, without importing it) and what offline evaluation reads
+(:meth:`glmbandits.data.LoggedBanditData.from_event_log`). It is the "log is the
+source of truth" of the Multiworld Testing Decision Service (Agarwal et al. 2016):
+every decision is written with its id, its contexts and the full action
+distribution before the policy answers, and every reward and expiry is written
+with what the policy did with it.
+
+Storage is one SQLite table (stdlib :mod:`sqlite3`, WAL journal), one row per
+event, keyed by a strictly increasing sequence number; see ``docs/event-log.md``
+for the schema, the durability modes and the joining rules.
+
+References
+----------
+Agarwal et al. (2016), "Making Contextual Decisions with Low Technical Debt",
+arXiv:1606.03966 (explore, log by event id, join rewards, learn, evaluate offline).
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+
+from .._validation import check_real, format_value
+from .event_records import (APPLICATION_ID, EXPIRY_OUTCOMES, REWARD_STATUSES, SCHEMA_VERSION,
+                            DecisionEvent, Event, ExpiryEvent, RewardEvent, check_count,
+                            check_decision, check_id, check_timestamp, decode)
+
+__all__ = ["EventLog", "DecisionEvent", "RewardEvent", "ExpiryEvent", "Event",
+           "SCHEMA_VERSION", "REWARD_STATUSES", "EXPIRY_OUTCOMES"]
+
+DURABILITY_MODES = ("full", "normal")
+_PAGE = 1024
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS events (
+    sequence      INTEGER PRIMARY KEY AUTOINCREMENT,
+    kind          TEXT NOT NULL CHECK (kind IN ('decision', 'reward', 'expiry')),
+    decision_id   TEXT NOT NULL,
+    timestamp     REAL NOT NULL,
+    n_actions     INTEGER,
+    n_features    INTEGER,
+    contexts      BLOB,
+    probabilities BLOB,
+    action        INTEGER,
+    propensity    REAL,
+    model_version INTEGER,
+    reward        REAL,
+    status        TEXT
+);
+CREATE INDEX IF NOT EXISTS events_decision_id ON events (decision_id);
+CREATE TRIGGER IF NOT EXISTS events_no_update BEFORE UPDATE ON events
+BEGIN SELECT RAISE(ABORT, 'the event log is append-only'); END;
+CREATE TRIGGER IF NOT EXISTS events_no_delete BEFORE DELETE ON events
+BEGIN SELECT RAISE(ABORT, 'the event log is append-only'); END;
+"""
+_COLUMNS = ("sequence, kind, decision_id, timestamp, n_actions, n_features, contexts, "
+            "probabilities, action, propensity, model_version, reward, status")
+
+
+class EventLog:
+    """An append-only SQLite log of a policy's decisions, rewards and expiries.
+
+    Attach it to a policy (``policy.event_log = log``): every ``decide`` writes
+    a decision (contexts, full distribution, action, propensity, model version)
+    before it returns, every ``reward`` the received reward with its status, every
+    expiry its outcome. Each write is committed before the call returns, so what
+    the policy answered is in the log (see ``durability``). There is no update or
+    delete: the table refuses them (SQLite triggers).
+
+    Parameters
+    ----------
+    path : str or Path
+        The database file (created with the schema if missing or empty).
+    durability : {"full", "normal"}, default "full"
+        ``"full"``: ``PRAGMA synchronous=FULL``, every commit is fsynced and
+        survives a power loss or OS crash. ``"normal"``: ``synchronous=NORMAL``,
+        a commit survives a crash of the process (it is in the WAL file), but the
+        last commits may be lost on a power loss; several times faster.
+    readonly : bool, default False
+        Open for reading only (e.g. while a service writes it: WAL lets readers
+        and one writer work at once). The file must exist.
+    timeout : float, default 10.0
+        Seconds to wait for another connection's write lock.
+
+    Raises
+    ------
+    ValueError
+        If the file is not an SQLite database, is another application's database,
+        or holds an event log of a newer/unknown schema version (the message names
+        the file); or on a bad ``durability``.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> import numpy as np
+    >>> from glmbandits import UCBGLM
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     with EventLog(pathlib.Path(folder) / "events.sqlite") as log:
+    ...         policy = UCBGLM(n_features=2, seed=0)
+    ...         policy.event_log = log
+    ...         decision = policy.decide(np.eye(2), decision_id="req-1", now=10.0)
+    ...         policy.reward("req-1", 1.0, now=11.0)
+    ...         [event.kind for event in log.events()], len(log), log.last_sequence
+    'learned'
+    (['decision', 'reward'], 2, 2)
+    """
+
+    def __init__(self, path: str | Path, *, durability: str = "full", readonly: bool = False,
+                 timeout: float = 10.0) -> None:
+        owner = type(self).__name__
+        if not isinstance(path, (str, Path)):
+            raise TypeError(f"{owner}: path must be a str or Path, got {type(path).__name__}")
+        if durability not in DURABILITY_MODES:
+            raise ValueError(f"{owner}: durability must be one of {list(DURABILITY_MODES)}, "
+                             f"got {durability!r}")
+        if not isinstance(readonly, bool):
+            raise TypeError(f"{owner}: readonly must be a bool, got {type(readonly).__name__}")
+        timeout = check_real(timeout, owner, "timeout")
+        self.path = Path(path)
+        self.durability = durability
+        self.readonly = readonly
+        self._owner = f"{owner}({str(self.path)!r})"
+        if self.path.is_dir():
+            raise ValueError(f"{self._owner}: path must be a file, got a directory")
+        if readonly and not self.path.exists():
+            raise FileNotFoundError(f"{self._owner}: no such file (readonly=True opens an "
+                                    "existing event log)")
+        self._lock = threading.RLock()
+        self._batch_depth = 0
+        uri = f"{self.path.resolve().as_uri()}?mode={'ro' if readonly else 'rwc'}"
+        connection = sqlite3.connect(uri, uri=True, timeout=timeout, isolation_level=None,
+                                     check_same_thread=False)
+        try:
+            self._open(connection)
+        except sqlite3.DatabaseError as error:
+            connection.close()
+            raise ValueError(f"{self._owner}: the file is not a glmbandits event log "
+                             f"(SQLite says: {error})") from None
+        except BaseException:
+            connection.close()
+            raise
+        self._connection: sqlite3.Connection | None = connection
+
+    def _open(self, connection: sqlite3.Connection) -> None:
+        connection.execute(f"PRAGMA synchronous={'FULL' if self.durability == 'full' else 'NORMAL'}")
+        application_id = connection.execute("PRAGMA application_id").fetchone()[0]
+        version = connection.execute("PRAGMA user_version").fetchone()[0]
+        tables = connection.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        if application_id == 0 and version == 0 and tables == 0:
+            if self.readonly:
+                raise ValueError(f"{self._owner}: the file holds no event log (it is empty)")
+            connection.execute("PRAGMA journal_mode=WAL")
+            try:  # one transaction; IF NOT EXISTS: two processes may create it at once
+                connection.executescript(
+                    "BEGIN IMMEDIATE;" + _SCHEMA +
+                    f"PRAGMA application_id={APPLICATION_ID};"
+                    f"PRAGMA user_version={SCHEMA_VERSION}; COMMIT;")
+            except BaseException:
+                if connection.in_transaction:
+                    connection.execute("ROLLBACK")
+                raise
+            return
+        if application_id != APPLICATION_ID:
+            raise ValueError(f"{self._owner}: the file is an SQLite database of another "
+                             f"application (application_id {application_id:#x}), not a "
+                             "glmbandits event log; it was not modified")
+        if version != SCHEMA_VERSION:
+            raise ValueError(f"{self._owner}: the event log has schema version {version}; this "
+                             f"glmbandits reads version {SCHEMA_VERSION} only (a newer "
+                             "glmbandits wrote it?); it was not modified")
+        if not self.readonly:
+            connection.execute("PRAGMA journal_mode=WAL")
+
+    # -- lifecycle ---------------------------------------------------------------
+    def _live(self, owner: str) -> sqlite3.Connection:
+        if self._connection is None:
+            raise ValueError(f"{owner}: the event log {str(self.path)!r} is closed")
+        return self._connection
+
+    def _writable(self, owner: str) -> sqlite3.Connection:
+        connection = self._live(owner)
+        if self.readonly:
+            raise ValueError(f"{owner}: the event log {str(self.path)!r} was opened with "
+                             "readonly=True")
+        return connection
+
+    def close(self) -> None:
+        """Close the connection (idempotent); later writes raise ValueError."""
+        with self._lock:
+            if self._connection is not None:
+                self._connection.close()
+                self._connection = None
+
+    @property
+    def closed(self) -> bool:
+        return self._connection is None
+
+    def __enter__(self) -> "EventLog":
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()
+
+    def __getstate__(self) -> dict[str, Any]:
+        raise TypeError(f"{type(self).__name__}: an open database connection cannot be pickled; "
+                        "reopen the log by its path")
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else f"durability={self.durability!r}"
+        return f"EventLog({str(self.path)!r}, {state})"
+
+    # -- writing -------------------------------------------------------------------
+    def _append(self, owner: str, values: tuple[Any, ...]) -> None:
+        with self._lock:
+            connection = self._writable(owner)
+            # outside a batch the INSERT is its own transaction: committed (and, with
+            # durability="full", fsynced) when execute returns
+            connection.execute(
+                "INSERT INTO events (kind, decision_id, timestamp, n_actions, n_features, "
+                "contexts, probabilities, action, propensity, model_version, reward, status) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", values)
+
+    def record_decision(self, decision_id: str, timestamp: float, contexts: np.ndarray,
+                        probabilities: np.ndarray, action: int, propensity: float,
+                        model_version: int) -> None:
+        """Append one decision; committed when this returns (outside :meth:`batch`).
+
+        ``contexts`` (K, d) and ``probabilities`` (K,) are stored as float64
+        bytes, so they read back bit for bit. Every argument is checked first
+        (``propensity`` must equal ``probabilities[action]``); a bad one raises
+        TypeError/ValueError naming it, and nothing is written.
+        """
+        owner = f"{type(self).__name__}.record_decision"
+        self._live(owner)
+        values = check_decision(owner, decision_id, timestamp, contexts, probabilities,
+                                 action, propensity, model_version)
+        self._append(owner, values)
+
+    def record_reward(self, decision_id: str, timestamp: float, reward: float,
+                      status: str) -> None:
+        """Append one received reward with its status (one of :data:`REWARD_STATUSES`)."""
+        owner = f"{type(self).__name__}.record_reward"
+        self._live(owner)
+        decision_id = check_id(decision_id, owner)
+        timestamp = check_timestamp(timestamp, owner)
+        reward = check_real(reward, owner, "reward")
+        if status not in REWARD_STATUSES:
+            raise ValueError(f"{owner}: status must be one of {list(REWARD_STATUSES)}, "
+                             f"got {status!r}")
+        self._append(owner, ("reward", decision_id, timestamp, None, None, None, None, None,
+                             None, None, reward, status))
+
+    def record_expiry(self, decision_id: str, timestamp: float, outcome: str,
+                      reward: float | None) -> None:
+        """Append the closing of a decision by expiry (:data:`EXPIRY_OUTCOMES`).
+
+        ``reward`` is None for ``"dropped"`` and the learned value (the default
+        reward, or the held sum) for ``"default"`` and ``"learned"``.
+        """
+        owner = f"{type(self).__name__}.record_expiry"
+        self._live(owner)
+        decision_id = check_id(decision_id, owner)
+        timestamp = check_timestamp(timestamp, owner)
+        if outcome not in EXPIRY_OUTCOMES:
+            raise ValueError(f"{owner}: outcome must be one of {list(EXPIRY_OUTCOMES)}, "
+                             f"got {outcome!r}")
+        if outcome == "dropped":
+            if reward is not None:
+                raise ValueError(f"{owner}: reward must be None when outcome is 'dropped', "
+                                 f"got {format_value(reward)}")
+        else:
+            reward = check_real(reward, owner, "reward")
+        self._append(owner, ("expiry", decision_id, timestamp, None, None, None, None, None,
+                             None, None, reward, outcome))
+
+    @contextmanager
+    def batch(self) -> Iterator["EventLog"]:
+        """Group the writes inside the ``with`` block into one transaction.
+
+        For simulations: one commit (one fsync) per block instead of per event.
+        The writes become durable, and visible to readers, when the block exits;
+        a crash inside the block loses all of them, although the policy's calls
+        had returned, so do not use it where each answer must be on disk. If the
+        block raises, what was written is still committed (each record stands for
+        a policy call that completed). Nested blocks join the outer one.
+
+        Examples
+        --------
+        >>> import tempfile, pathlib
+        >>> import numpy as np
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     with EventLog(pathlib.Path(folder) / "sim.db", durability="normal") as log:
+        ...         with log.batch():
+        ...             for i in range(3):
+        ...                 log.record_decision(f"d{i}", float(i), np.eye(2), [0.5, 0.5], 0, 0.5, 0)
+        ...         len(log)
+        3
+        """
+        owner = f"{type(self).__name__}.batch"
+        with self._lock:
+            connection = self._writable(owner)
+            if self._batch_depth == 0:
+                connection.execute("BEGIN IMMEDIATE")
+            self._batch_depth += 1
+        try:
+            yield self
+        finally:
+            with self._lock:
+                self._batch_depth -= 1
+                if self._batch_depth == 0 and self._connection is not None:
+                    try:
+                        self._connection.execute("COMMIT")
+                    except BaseException:
+                        if self._connection.in_transaction:
+                            self._connection.execute("ROLLBACK")
+                        raise
+
+    # -- reading -------------------------------------------------------------------
+    def events(self, after: int = 0, limit: int | None = None, *,
+               kind: str | None = None) -> Iterator[Event]:
+        """The events with sequence number > ``after``, in sequence order.
+
+        Yields :class:`DecisionEvent`, :class:`RewardEvent` and :class:`ExpiryEvent`
+        records (arrays decoded from the stored bytes). Reads page by page, so a
+        long log is never held in memory, and events appended while iterating are
+        seen. ``kind`` keeps one kind ("decision", "reward" or "expiry").
+        """
+        owner = f"{type(self).__name__}.events"
+        after = check_count(after, owner, "after")
+        if limit is not None:
+            limit = check_count(limit, owner, "limit")
+            if limit < 0:
+                raise ValueError(f"{owner}: limit must be >= 0 or None, got {limit}")
+        if kind is not None and kind not in ("decision", "reward", "expiry"):
+            raise ValueError(f"{owner}: kind must be 'decision', 'reward', 'expiry' or None, "
+                             f"got {kind!r}")
+        self._live(owner)
+        where = "sequence > ?" + ("" if kind is None else " AND kind = ?")
+        remaining = math.inf if limit is None else limit
+        last = after
+        while remaining > 0:
+            page = int(min(_PAGE, remaining))
+            params: tuple[Any, ...] = (last,) if kind is None else (last, kind)
+            with self._lock:
+                rows = self._live(owner).execute(
+                    f"SELECT {_COLUMNS} FROM events WHERE {where} ORDER BY sequence LIMIT ?",
+                    (*params, page)).fetchall()
+            for row in rows:
+                yield decode(row)
+            if len(rows) < page:
+                return
+            last = rows[-1][0]
+            remaining -= len(rows)
+
+    def decisions(self, after: int = 0) -> Iterator[DecisionEvent]:
+        """The decision events, in sequence order."""
+        return self.events(after, kind="decision")  # type: ignore[return-value]
+
+    def rewards(self, after: int = 0) -> Iterator[RewardEvent]:
+        """The reward events (every status), in sequence order."""
+        return self.events(after, kind="reward")  # type: ignore[return-value]
+
+    def expiries(self, after: int = 0) -> Iterator[ExpiryEvent]:
+        """The expiry events, in sequence order."""
+        return self.events(after, kind="expiry")  # type: ignore[return-value]
+
+    def _scalar(self, owner: str, sql: str) -> Any:
+        with self._lock:
+            return self._live(owner).execute(sql).fetchone()[0]
+
+    def __len__(self) -> int:
+        return int(self._scalar(f"{type(self).__name__}.__len__",
+                                "SELECT count(*) FROM events"))
+
+    @property
+    def last_sequence(self) -> int:
+        """The sequence number of the last event (0 for an empty log)."""
+        return int(self._scalar(f"{type(self).__name__}.last_sequence",
+                                "SELECT coalesce(max(sequence), 0) FROM events"))
+
+    def counts(self) -> dict[str, Any]:
+        """How many events of each kind, and by status (rewards) or outcome (expiries).
+
+        Returns
+        -------
+        dict
+            ``{"decision": n, "reward": {status: n, ...}, "expiry": {outcome: n, ...}}``,
+            every status and outcome present (0 when none).
+        """
+        owner = f"{type(self).__name__}.counts"
+        with self._lock:
+            rows = self._live(owner).execute(
+                "SELECT kind, status, count(*) FROM events GROUP BY kind, status").fetchall()
+        result: dict[str, Any] = {"decision": 0,
+                                  "reward": dict.fromkeys(REWARD_STATUSES, 0),
+                                  "expiry": dict.fromkeys(EXPIRY_OUTCOMES, 0)}
+        for kind, status, n in rows:
+            if kind == "decision":
+                result["decision"] += int(n)
+            else:
+                result[kind][status] = int(n)
+        return result

@@ -1,0 +1,148 @@
+"""The event records of :class:`glmbandits.data.EventLog`: their types, checks and decoding.
+
+Kept apart from the log itself so that the join and the Parquet export
+(:mod:`.event_export`) read the same types without importing the database code.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+from typing import Any, Union
+
+import numpy as np
+
+from .._validation import check_real, format_value
+
+__all__ = ["DecisionEvent", "RewardEvent", "ExpiryEvent", "Event", "SCHEMA_VERSION",
+           "APPLICATION_ID", "REWARD_STATUSES", "EXPIRY_OUTCOMES", "check_id",
+           "check_timestamp", "check_count", "check_decision", "decode"]
+
+SCHEMA_VERSION = 1
+#: ``PRAGMA application_id`` of an event log ("GLMB"), so a foreign database is refused.
+APPLICATION_ID = 0x474C4D42
+#: Statuses of a reward event (as returned by ``Policy.reward``).
+REWARD_STATUSES = ("learned", "held", "duplicate", "late")
+#: Outcomes of an expiry event (as counted by ``Policy.expire``).
+EXPIRY_OUTCOMES = ("dropped", "default", "learned")
+MAX_ID_LENGTH = 256
+
+@dataclass(frozen=True, eq=False)
+class DecisionEvent:
+    """A logged decision: the contexts, the full distribution and the chosen action."""
+
+    sequence: int
+    decision_id: str
+    timestamp: float
+    contexts: np.ndarray        # (K, d) float64
+    probabilities: np.ndarray   # (K,) float64
+    action: int
+    propensity: float
+    model_version: int
+    kind: str = "decision"
+
+
+@dataclass(frozen=True)
+class RewardEvent:
+    """A received reward and what the policy did with it (``status``: :data:`REWARD_STATUSES`)."""
+
+    sequence: int
+    decision_id: str
+    timestamp: float
+    reward: float
+    status: str
+    kind: str = "reward"
+
+
+@dataclass(frozen=True)
+class ExpiryEvent:
+    """A decision closed by expiry (``outcome``: :data:`EXPIRY_OUTCOMES`) and the reward learned."""
+
+    sequence: int
+    decision_id: str
+    timestamp: float
+    outcome: str
+    reward: float | None
+    kind: str = "expiry"
+
+
+Event = Union[DecisionEvent, RewardEvent, ExpiryEvent]
+
+
+# -- input checks (they mirror the policy's, so the log never holds what a policy could not
+# -- have written; they run before anything is written) ----------------------------------
+def check_id(value: Any, owner: str) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{owner}: decision_id must be a str, got {type(value).__name__}")
+    if not 0 < len(value) <= MAX_ID_LENGTH:
+        raise ValueError(f"{owner}: decision_id must have 1 to {MAX_ID_LENGTH} characters, "
+                         f"got {len(value)}")
+    return value
+
+
+def check_timestamp(value: Any, owner: str) -> float:
+    return check_real(value, owner, "timestamp")
+
+
+def check_count(value: Any, owner: str, name: str) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{owner}: {name} must be an int, got {type(value).__name__}")
+    return int(value)
+
+
+def float_array(value: Any, owner: str, name: str) -> np.ndarray:
+    array = np.asarray(value)
+    if array.dtype == bool or array.dtype.kind not in "iuf":
+        raise TypeError(f"{owner}: {name} must be an array of real numbers, got dtype "
+                        f"{array.dtype}")
+    return np.ascontiguousarray(array, dtype="<f8")
+
+
+def check_decision(owner: str, decision_id: Any, timestamp: Any, contexts: Any,
+                    probabilities: Any, action: Any, propensity: Any, model_version: Any
+                    ) -> tuple[Any, ...]:
+    decision_id = check_id(decision_id, owner)
+    timestamp = check_timestamp(timestamp, owner)
+    X = float_array(contexts, owner, "contexts")
+    if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
+        raise ValueError(f"{owner}: contexts must be a 2-d array of shape (K, d) with K, d >= 1, "
+                         f"got shape {X.shape}")
+    if not np.all(np.isfinite(X)):
+        raise ValueError(f"{owner}: contexts must be finite, got NaN or inf")
+    K = X.shape[0]
+    p = float_array(probabilities, owner, "probabilities")
+    if p.shape != (K,):
+        raise ValueError(f"{owner}: probabilities must have shape ({K},) (one per row of "
+                         f"contexts), got {p.shape}")
+    if not np.all(np.isfinite(p)) or np.any(p < 0.0) or np.any(p > 1.0):
+        raise ValueError(f"{owner}: probabilities must be finite and lie in [0, 1], got "
+                         f"{p.tolist() if K <= 8 else 'a value outside'}")
+    total = float(p.sum())
+    if abs(total - 1.0) > 1e-6:
+        raise ValueError(f"{owner}: probabilities must sum to 1, got a sum of {total!r}")
+    action = check_count(action, owner, "action")
+    if not 0 <= action < K:
+        raise ValueError(f"{owner}: action must lie in [0, {K - 1}], got {action}")
+    propensity = check_real(propensity, owner, "propensity")
+    if not 0.0 < propensity <= 1.0 or abs(propensity - float(p[action])) > 1e-9:
+        raise ValueError(f"{owner}: propensity must equal probabilities[action] = "
+                         f"{format_value(float(p[action]))} and lie in (0, 1], got "
+                         f"{format_value(propensity)}")
+    model_version = check_count(model_version, owner, "model_version")
+    if model_version < 0:
+        raise ValueError(f"{owner}: model_version must be >= 0, got {model_version}")
+    return ("decision", decision_id, timestamp, K, X.shape[1], X.tobytes(), p.tobytes(),
+            action, propensity, model_version, None, None)
+
+
+def decode(row: tuple[Any, ...]) -> Event:
+    (sequence, kind, decision_id, timestamp, K, d, contexts, probabilities, action,
+     propensity, model_version, reward, status) = row
+    if kind == "decision":
+        X = np.frombuffer(contexts, dtype="<f8").reshape(K, d).astype(np.float64)
+        p = np.frombuffer(probabilities, dtype="<f8").astype(np.float64)
+        return DecisionEvent(sequence, decision_id, timestamp, X, p, action, propensity,
+                             model_version)
+    if kind == "reward":
+        return RewardEvent(sequence, decision_id, timestamp, reward, status)
+    return ExpiryEvent(sequence, decision_id, timestamp, status, reward)
