@@ -53,12 +53,18 @@ def test_committed_rows_survive_a_restart_and_a_kill(postgres_server: PostgresSe
         assert conn.execute("SELECT note FROM kept ORDER BY id").fetchall() == [("committed",)]
 
 
-def test_postgres_url_gives_every_test_its_own_database(postgres_server: PostgresServer,
-                                                        postgres_url: str) -> None:
+def test_postgres_url_gives_every_test_its_own_schema(postgres_server: PostgresServer,
+                                                      postgres_url: str) -> None:
     psycopg = pytest.importorskip("psycopg")
-    other = postgres_server.create_database()
-    assert other != postgres_url
-    with psycopg.connect(other, connect_timeout=10) as conn:
+    other = postgres_server.create_schema()
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute("CREATE TABLE mine (x int)")
+    with psycopg.connect(other, autocommit=True) as conn:
+        assert conn.execute("SELECT to_regclass('mine')").fetchone() == (None,)
+    postgres_server.drop_schema(other)
+    database = postgres_server.create_database()
+    assert database.startswith(postgres_server.url_for("test_"))
+    with psycopg.connect(database, connect_timeout=10) as conn:
         assert conn.execute("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'"
                             ).fetchone() == (0,)
 
