@@ -41,7 +41,7 @@ from typing import Iterator
 import pytest
 
 __all__ = ["PostgresServer", "find_postgres_bindir", "postgres_server", "postgres_url",
-           "chromium_driver", "console_errors", "CHROMIUM", "CHROMEDRIVER", "free_port",
+           "chromium_driver", "start_chromium", "console_errors", "CHROMIUM", "CHROMEDRIVER", "free_port",
            "require_system_component"]
 
 #: Where Debian's ``chromium`` and ``chromium-driver`` packages put the browser and its driver.
@@ -363,27 +363,40 @@ def chromium_driver(tmp_path_factory: pytest.TempPathFactory) -> Iterator["objec
         require_system_component(f"{' and '.join(missing)} missing (Debian packages chromium, "
                                  "chromium-driver)")
     try:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
+        import selenium  # noqa: F401
     except ImportError:
         require_system_component("selenium is not installed (pip install -e '.[test]')")
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(CHROMIUM)
-    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu",
-                     "--disable-dev-shm-usage", "--disable-background-networking",
-                     "--disable-extensions", "--no-first-run", "--window-size=1280,1000",
-                     f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}"):
-        options.add_argument(argument)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    service = Service(executable_path=str(CHROMEDRIVER),
-                      log_output=str(tmp_path_factory.mktemp("chromedriver") / "driver.log"))
-    driver = webdriver.Chrome(options=options, service=service)
-    driver.set_page_load_timeout(30)
-    driver.set_script_timeout(30)
+    driver = start_chromium(tmp_path_factory.mktemp("chromium-profile"),
+                            tmp_path_factory.mktemp("chromedriver") / "driver.log")
     try:
         yield driver
     finally:
         driver.quit()
+
+
+def start_chromium(profile: Path, driver_log: Path, *, width: int = 1280,
+                   height: int = 1000) -> "object":
+    """A Selenium ``WebDriver`` on the distribution's headless Chromium (the fixture's setup).
+
+    ``--no-sandbox`` because CI runs as root; the console is captured
+    (``goog:loggingPrefs``: browser ALL) for :func:`console_errors`. The caller quits it.
+    """
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu",
+                     "--disable-dev-shm-usage", "--disable-background-networking",
+                     "--disable-extensions", "--no-first-run", f"--window-size={width},{height}",
+                     f"--user-data-dir={profile}"):
+        options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    service = Service(executable_path=str(CHROMEDRIVER), log_output=str(driver_log))
+    driver = webdriver.Chrome(options=options, service=service)
+    driver.set_page_load_timeout(30)
+    driver.set_script_timeout(30)
+    return driver
 
 
 def console_errors(driver: object) -> list[dict]:
