@@ -10,6 +10,8 @@ from .common import require_extra
 __all__ = ["add_replay_arguments", "run_replay"]
 
 DEFAULT_REPLAY_ALGORITHMS = "ucb-glm,linucb,random"
+#: ``--log`` files with these suffixes are read as event logs (``glmbandits.EventLog``).
+EVENT_LOG_SUFFIXES = (".sqlite", ".sqlite3", ".db")
 
 #: What each bundled dataset needs beyond the core: (extra, modules of it) pairs.
 DATASET_EXTRAS: dict[str, list[tuple[str, tuple[str, ...]]]] = {
@@ -33,7 +35,12 @@ def add_replay_arguments(parser: argparse.ArgumentParser) -> None:
                              "'pip install --no-deps obp==0.4.1', the others the data extra)")
     source.add_argument("--log", metavar="FILE.npz",
                         help="a log saved by LoggedBanditData.save (columns contexts, n_actions, "
-                             "action, reward, propensity)")
+                             "action, reward, propensity); a .sqlite or .db file is read as "
+                             "an event log")
+    source.add_argument("--event-log", metavar="FILE.sqlite",
+                        help="an event log written by glmbandits.EventLog: decisions joined "
+                             "with the rewards the policy learned (defaults included, dropped "
+                             "and pending decisions left out)")
     parser.add_argument("--algorithms", default=DEFAULT_REPLAY_ALGORITHMS,
                         help=f"comma-separated registered policies "
                              f"(default: {DEFAULT_REPLAY_ALGORITHMS})")
@@ -58,7 +65,10 @@ def run_replay(args: argparse.Namespace) -> int:
     from ..evaluation.report import evaluate_policies, format_rows, load_logged_dataset
     from ..policies.registry import ProblemSpec, make_policy
 
-    if args.log is None:
+    event_log = args.event_log
+    if args.log is not None and args.log.lower().endswith(EVENT_LOG_SUFFIXES):
+        event_log = args.log
+    if args.log is None and event_log is None:
         for extra, modules in DATASET_EXTRAS.get(args.dataset, []):
             if not require_extra("replay", extra, modules,
                                  purpose=f"for --dataset {args.dataset}"):
@@ -66,7 +76,17 @@ def run_replay(args: argparse.Namespace) -> int:
     algorithms = [name.strip().lower() for name in args.algorithms.split(",") if name.strip()]
     estimators = [name.strip().lower() for name in args.estimators.split(",") if name.strip()]
     try:
-        if args.log is not None:
+        if event_log is not None:
+            log = LoggedBanditData.from_event_log(event_log)
+            counts = log.join_counts or {}
+            print(f"glmbandits replay: event log {event_log}: {counts.get('decisions', 0)} "
+                  f"decisions, {log.n_rounds} with a reward ({counts.get('learned', 0)} learned, "
+                  f"{counts.get('sum', 0)} summed, {counts.get('default', 0)} default); left "
+                  f"out {counts.get('dropped', 0)} dropped and {counts.get('pending', 0)} "
+                  f"pending", flush=True)
+            if args.rounds is not None:
+                log = log.subset(range(min(args.rounds, log.n_rounds)))
+        elif args.log is not None:
             log = LoggedBanditData.load(args.log)
             if args.rounds is not None:
                 log = log.subset(range(min(args.rounds, log.n_rounds)))

@@ -1,9 +1,9 @@
 """Reading an event log for evaluation: the decision–reward join and the Parquet export.
 
 :class:`JoinedDecisions` applies the joining rules (which reward of a decision
-counts) once, for :meth:`glmbandits.data.LoggedBanditData.from_event_log`, for
-and for :func:`export_parquet`. pyarrow is
-imported inside the Parquet functions only (the ``data`` extra).
+counts) once, for :meth:`glmbandits.data.LoggedBanditData.from_event_log` and for
+:func:`export_parquet`. pyarrow is imported inside the Parquet functions only
+(the ``data`` extra).
 """
 
 from __future__ import annotations
