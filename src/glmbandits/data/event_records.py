@@ -16,7 +16,8 @@ from .._validation import check_real, format_value
 
 __all__ = ["DecisionEvent", "RewardEvent", "ExpiryEvent", "Event", "SCHEMA_VERSION",
            "APPLICATION_ID", "REWARD_STATUSES", "EXPIRY_OUTCOMES", "check_id",
-           "check_timestamp", "check_count", "check_decision", "decode"]
+           "check_timestamp", "check_count", "check_decision", "check_reward", "check_expiry",
+           "decode"]
 
 SCHEMA_VERSION = 1
 #: ``PRAGMA application_id`` of an event log ("GLMB"), so a foreign database is refused.
@@ -146,3 +147,35 @@ def decode(row: tuple[Any, ...]) -> Event:
     if kind == "reward":
         return RewardEvent(sequence, decision_id, timestamp, reward, status)
     return ExpiryEvent(sequence, decision_id, timestamp, status, reward)
+
+
+def check_reward(owner: str, decision_id: Any, timestamp: Any, reward: Any,
+                 status: Any) -> tuple[Any, ...]:
+    """The checked row values of a reward event (status one of :data:`REWARD_STATUSES`)."""
+    decision_id = check_id(decision_id, owner)
+    timestamp = check_timestamp(timestamp, owner)
+    reward = check_real(reward, owner, "reward")
+    if status not in REWARD_STATUSES:
+        raise ValueError(f"{owner}: status must be one of {list(REWARD_STATUSES)}, "
+                         f"got {status!r}")
+    return ("reward", decision_id, timestamp, None, None, None, None, None, None, None,
+            reward, status)
+
+
+def check_expiry(owner: str, decision_id: Any, timestamp: Any, outcome: Any,
+                 reward: Any) -> tuple[Any, ...]:
+    """The checked row values of an expiry event (outcome one of :data:`EXPIRY_OUTCOMES`;
+    ``reward`` None exactly when the outcome is ``"dropped"``)."""
+    decision_id = check_id(decision_id, owner)
+    timestamp = check_timestamp(timestamp, owner)
+    if outcome not in EXPIRY_OUTCOMES:
+        raise ValueError(f"{owner}: outcome must be one of {list(EXPIRY_OUTCOMES)}, "
+                         f"got {outcome!r}")
+    if outcome == "dropped":
+        if reward is not None:
+            raise ValueError(f"{owner}: reward must be None when outcome is 'dropped', "
+                             f"got {format_value(reward)}")
+    else:
+        reward = check_real(reward, owner, "reward")
+    return ("expiry", decision_id, timestamp, None, None, None, None, None, None, None,
+            reward, outcome)

@@ -7,6 +7,8 @@
   with known propensities; DR's reward model is fitted by :func:`glmbandits.fit_glm`.
 * :func:`collect_log`, :func:`fit_on_log`, :func:`true_value` — make logs,
   train a policy on one, and the exact value on a full-information log.
+* :func:`evaluate_shadow` — shadow mode: the policy's logged distributions against
+  the client's (deterministic) default, with what can and cannot be estimated.
 """
 
 from .collect import collect_log, softmax_logging
@@ -24,6 +26,7 @@ from .intervals import OffPolicyEstimate, OverlapDiagnostics, PoorOverlapWarning
 from ..data import FactoredContexts, LoggedBanditData, PaddedContexts
 from .intervals import OffPolicyWarning
 from .replay import replay
+from .shadow import ShadowEvaluation, evaluate_shadow
 
 __all__ = [
     "LoggedBanditData",
@@ -44,4 +47,6 @@ __all__ = [
     "true_value",
     "collect_log",
     "softmax_logging",
+    "evaluate_shadow",
+    "ShadowEvaluation",
 ]

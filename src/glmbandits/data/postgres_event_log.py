@@ -1,0 +1,396 @@
+"""An append-only PostgreSQL event log with the interface of the SQLite :class:`EventLog`.
+
+:class:`PostgresEventLog` is what several service processes on several machines
+write to and what the one learner reads (the scale-out topology): the same
+``record_decision``/``record_reward``/``record_expiry`` (the ``EventSink``
+protocol of :mod:`glmbandits.policies.decisions`, implemented structurally),
+``events(after=...)``, ``decisions()``/``rewards()``/``expiries()``, ``counts()``,
+``len()``, ``last_sequence``, ``batch()`` and ``close()``, and the same event
+records and input checks (:mod:`.event_records`), so a reader cannot tell the two
+apart except by where they live.
+
+Schema (created and migrated by the code, one transaction under an advisory lock,
+so two processes starting at once do not race):
+
+* ``glmbandits_schema_version (component text primary key, version integer,
+  migrated_at timestamptz)``: the row ``('event_log', N)`` records the version;
+  a database with a newer version is refused, never modified.
+* ``glmbandits_events``: one row per event, ``sequence bigserial primary key``,
+  the columns of the SQLite log (``contexts`` and ``probabilities`` as float64
+  ``bytea``), an index on ``decision_id``, triggers that refuse UPDATE, DELETE
+  and TRUNCATE.
+
+**Sequence order is commit order.** A ``bigserial`` value is drawn when a row is
+inserted, not when it commits, so with concurrent writers event 7 could commit
+before event 6; a reader that had read up to 7 would then never see 6. Every
+append therefore takes ``LOCK TABLE glmbandits_events IN SHARE ROW EXCLUSIVE
+MODE`` (writers queue, readers are not blocked) until its commit: a tailing reader
+(the learner) that asks for ``events(after=last)`` never misses an event. This
+serialises commits, as SQLite's single writer does; :meth:`batch` groups many
+events into one commit.
+
+Durability: each ``record_*`` commits before it returns; whether a commit is
+fsynced is the server's ``synchronous_commit``/``fsync`` setting (on by default).
+A connection that was cut (server restart) is reopened by the next call; when the
+cut shows before the event was sent (at BEGIN), the call simply retries once on the
+new connection. A call that loses its connection after sending the event raises
+``psycopg.OperationalError``, and its event may or may not be in the log (look it
+up by decision id).
+
+References
+----------
+Agarwal et al. (2016), "Making Contextual Decisions with Low Technical Debt",
+arXiv:1606.03966 (the log is the source of truth). PostgreSQL documentation,
+"Explicit Locking" (section 13.3) and "Sequence Manipulation Functions"
+(sequences are non-transactional).
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+import numpy as np
+
+from .._validation import check_real
+from .event_records import (EXPIRY_OUTCOMES, REWARD_STATUSES, DecisionEvent, Event,
+                            ExpiryEvent, RewardEvent, check_count, check_decision,
+                            check_expiry, check_reward, decode)
+from .postgres_locks import advisory_key, redact_url, require_psycopg
+
+__all__ = ["PostgresEventLog", "POSTGRES_SCHEMA_VERSION", "MIGRATIONS"]
+
+#: The schema steps, in order: applying ``MIGRATIONS[:n]`` gives schema version n.
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (  # version 1
+        """CREATE TABLE glmbandits_events (
+            sequence      bigserial PRIMARY KEY,
+            kind          text NOT NULL CHECK (kind IN ('decision', 'reward', 'expiry')),
+            decision_id   text NOT NULL,
+            timestamp     double precision NOT NULL,
+            n_actions     integer,
+            n_features    integer,
+            contexts      bytea,
+            probabilities bytea,
+            action        integer,
+            propensity    double precision,
+            model_version bigint,
+            reward        double precision,
+            status        text)""",
+        "CREATE INDEX glmbandits_events_decision_id ON glmbandits_events (decision_id)",
+        """CREATE FUNCTION glmbandits_events_append_only() RETURNS trigger
+           LANGUAGE plpgsql AS $$
+           BEGIN RAISE EXCEPTION 'the event log is append-only'; END $$""",
+        """CREATE TRIGGER glmbandits_events_no_change BEFORE UPDATE OR DELETE
+           ON glmbandits_events FOR EACH ROW EXECUTE FUNCTION glmbandits_events_append_only()""",
+        """CREATE TRIGGER glmbandits_events_no_truncate BEFORE TRUNCATE
+           ON glmbandits_events FOR EACH STATEMENT
+           EXECUTE FUNCTION glmbandits_events_append_only()""",
+    ),
+)
+POSTGRES_SCHEMA_VERSION = len(MIGRATIONS)
+COMPONENT = "event_log"
+_SCHEMA_LOCK = advisory_key("glmbandits.schema")
+_PAGE = 1024
+_COLUMNS = ("sequence, kind, decision_id, timestamp, n_actions, n_features, contexts, "
+            "probabilities, action, propensity, model_version, reward, status")
+_INSERT = ("INSERT INTO glmbandits_events (kind, decision_id, timestamp, n_actions, "
+           "n_features, contexts, probabilities, action, propensity, model_version, reward, "
+           "status) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)")
+_LOCK = "LOCK TABLE glmbandits_events IN SHARE ROW EXCLUSIVE MODE"
+
+
+def migrate(connection: Any, owner: str) -> int:
+    """Create or migrate the event-log schema on an autocommit ``connection``; its version.
+
+    One transaction under a transaction-level advisory lock: concurrent callers
+    wait for each other and the second finds the work done. A database whose
+    recorded version is newer than :data:`POSTGRES_SCHEMA_VERSION`, or that holds a
+    ``glmbandits_events`` table without a recorded version, is refused (ValueError)
+    and left unchanged.
+    """
+    with connection.transaction():
+        connection.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+        connection.execute("CREATE TABLE IF NOT EXISTS glmbandits_schema_version ("
+                           "component text PRIMARY KEY, version integer NOT NULL, "
+                           "migrated_at timestamptz NOT NULL DEFAULT now())")
+        row = connection.execute("SELECT version FROM glmbandits_schema_version "
+                                 "WHERE component = %s", (COMPONENT,)).fetchone()
+        current = 0 if row is None else int(row[0])
+        if current > POSTGRES_SCHEMA_VERSION:
+            raise ValueError(f"{owner}: the event log has schema version {current}; this "
+                             f"glmbandits knows versions up to {POSTGRES_SCHEMA_VERSION} (a "
+                             "newer glmbandits wrote it?); it was not modified")
+        if current == 0 and connection.execute(
+                "SELECT to_regclass('glmbandits_events') IS NOT NULL").fetchone()[0]:
+            raise ValueError(f"{owner}: the database has a glmbandits_events table but no "
+                             "recorded schema version: it is not a glmbandits event log; it "
+                             "was not modified")
+        for version in range(current + 1, POSTGRES_SCHEMA_VERSION + 1):
+            for statement in MIGRATIONS[version - 1]:
+                connection.execute(statement)
+        if current < POSTGRES_SCHEMA_VERSION:
+            connection.execute(
+                "INSERT INTO glmbandits_schema_version (component, version) VALUES (%s, %s) "
+                "ON CONFLICT (component) DO UPDATE SET version = EXCLUDED.version, "
+                "migrated_at = now()", (COMPONENT, POSTGRES_SCHEMA_VERSION))
+    return POSTGRES_SCHEMA_VERSION
+
+
+class PostgresEventLog:
+    """An append-only event log in a PostgreSQL database (see the module docstring).
+
+    Parameters
+    ----------
+    url : str
+        ``postgresql://user[:password]@host[:port]/database`` (a libpq URL; its
+        password never appears in messages or the repr).
+    connect_timeout : float, default 10.0
+        Seconds to wait for the server when connecting.
+
+    Raises
+    ------
+    ValueError
+        On a URL that is not ``postgresql://`` or ``postgres://``, or a database
+        holding a newer schema or a foreign ``glmbandits_events`` table.
+    ImportError
+        Without psycopg 3 (``pip install 'glmbandits[postgres]'``).
+    psycopg.OperationalError
+        When the server cannot be reached.
+    """
+
+    def __init__(self, url: str, *, connect_timeout: float = 10.0) -> None:
+        owner = type(self).__name__
+        if not isinstance(url, str):
+            raise TypeError(f"{owner}: url must be a str, got {type(url).__name__}")
+        if not url.startswith(("postgresql://", "postgres://")):
+            raise ValueError(f"{owner}: url must start with postgresql:// (or postgres://), "
+                             f"got {redact_url(url)!r}")
+        self.connect_timeout = check_real(connect_timeout, owner, "connect_timeout")
+        if self.connect_timeout <= 0:
+            raise ValueError(f"{owner}: connect_timeout must be > 0, got {connect_timeout!r}")
+        self._psycopg = require_psycopg(owner)
+        self._url = url
+        self.url = redact_url(url)
+        self._owner = f"{owner}({self.url!r})"
+        self._lock = threading.RLock()
+        self._batch_depth = 0
+        self._closed = False
+        self._transaction: Any = None
+        self._connection: Any = None
+        self._connection = self._connect()
+        try:
+            self.schema_version = migrate(self._connection, self._owner)
+        except BaseException:
+            self._connection.close()
+            raise
+
+    def _connect(self) -> Any:
+        return self._psycopg.connect(self._url, autocommit=True,
+                                     connect_timeout=max(1, math.ceil(self.connect_timeout)),
+                                     application_name="glmbandits-event-log")
+
+    # -- lifecycle ---------------------------------------------------------------
+    def _live(self, owner: str) -> Any:
+        """The open connection, reopened if the server cut it (not inside a batch)."""
+        if self._closed:
+            raise ValueError(f"{owner}: the event log {self.url!r} is closed")
+        if self._connection.closed or self._connection.broken:
+            if self._batch_depth:
+                raise self._psycopg.OperationalError(
+                    f"{owner}: the connection was lost inside batch(); its events were not "
+                    "committed")
+            self._connection.close()
+            self._connection = self._connect()
+        return self._connection
+
+    def close(self) -> None:
+        """Close the connection (idempotent); later calls raise ValueError."""
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                self._connection.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def __enter__(self) -> "PostgresEventLog":
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()
+
+    def __getstate__(self) -> dict[str, Any]:
+        raise TypeError(f"{type(self).__name__}: an open database connection cannot be "
+                        "pickled; reopen the log by its URL")
+
+    def __repr__(self) -> str:
+        return f"PostgresEventLog({self.url!r}{', closed' if self._closed else ''})"
+
+    # -- writing -------------------------------------------------------------------
+    def _append(self, owner: str, values: tuple[Any, ...]) -> None:
+        with self._lock:
+            if self._batch_depth:
+                self._live(owner).execute(_INSERT, values)
+                return
+            for attempt in (1, 2):
+                connection = self._live(owner)
+                sent = False
+                try:
+                    with connection.transaction():  # committed when the block exits
+                        connection.execute(_LOCK)
+                        sent = True
+                        connection.execute(_INSERT, values)
+                    return
+                except self._psycopg.OperationalError:
+                    # a connection the server cut while idle (a restart) fails at BEGIN or
+                    # LOCK, before the row was sent: reconnecting and trying once more
+                    # cannot write it twice. After the INSERT was sent, the outcome is
+                    # unknown: the caller hears of it.
+                    if sent or attempt == 2 or not connection.broken:
+                        raise
+
+    def _read(self, owner: str, sql: str, params: tuple[Any, ...] = ()) -> list[tuple]:
+        """Rows of a query, retried once on a new connection if the old one was cut."""
+        with self._lock:
+            for attempt in (1, 2):
+                connection = self._live(owner)
+                try:
+                    return connection.execute(sql, params).fetchall()
+                except self._psycopg.OperationalError:
+                    if attempt == 2 or not connection.broken or self._batch_depth:
+                        raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def record_decision(self, decision_id: str, timestamp: float, contexts: np.ndarray,
+                        probabilities: np.ndarray, action: int, propensity: float,
+                        model_version: int) -> None:
+        """Append one decision; committed when this returns (outside :meth:`batch`).
+
+        The checks are those of :meth:`glmbandits.data.EventLog.record_decision`;
+        a bad argument raises TypeError/ValueError naming it, and nothing is written.
+        """
+        owner = f"{type(self).__name__}.record_decision"
+        self._live(owner)
+        self._append(owner, check_decision(owner, decision_id, timestamp, contexts,
+                                           probabilities, action, propensity, model_version))
+
+    def record_reward(self, decision_id: str, timestamp: float, reward: float,
+                      status: str) -> None:
+        """Append one received reward with its status (one of :data:`REWARD_STATUSES`)."""
+        owner = f"{type(self).__name__}.record_reward"
+        self._live(owner)
+        self._append(owner, check_reward(owner, decision_id, timestamp, reward, status))
+
+    def record_expiry(self, decision_id: str, timestamp: float, outcome: str,
+                      reward: float | None) -> None:
+        """Append the closing of a decision by expiry (:data:`EXPIRY_OUTCOMES`)."""
+        owner = f"{type(self).__name__}.record_expiry"
+        self._live(owner)
+        self._append(owner, check_expiry(owner, decision_id, timestamp, outcome, reward))
+
+    @contextmanager
+    def batch(self) -> Iterator["PostgresEventLog"]:
+        """Group the writes inside the ``with`` block into one transaction (one commit).
+
+        As :meth:`glmbandits.data.EventLog.batch`: the events become durable and
+        visible when the block exits, and are committed even if the block raises;
+        nested blocks join the outer one. Other writers wait for the block.
+        """
+        owner = f"{type(self).__name__}.batch"
+        with self._lock:
+            connection = self._live(owner)
+            if self._batch_depth == 0:
+                transaction = connection.transaction()
+                transaction.__enter__()
+                self._transaction = transaction
+                connection.execute(_LOCK)
+            self._batch_depth += 1
+        try:
+            yield self
+        finally:
+            with self._lock:
+                self._batch_depth -= 1
+                if self._batch_depth == 0:
+                    transaction, self._transaction = self._transaction, None
+                    transaction.__exit__(None, None, None)  # commit what was written
+
+    # -- reading -------------------------------------------------------------------
+    def events(self, after: int = 0, limit: int | None = None, *,
+               kind: str | None = None) -> Iterator[Event]:
+        """The events with sequence number > ``after``, in sequence (= commit) order.
+
+        As :meth:`glmbandits.data.EventLog.events`: page by page, the records of
+        :mod:`.event_records`, ``kind`` keeps one kind.
+        """
+        owner = f"{type(self).__name__}.events"
+        after = check_count(after, owner, "after")
+        if limit is not None:
+            limit = check_count(limit, owner, "limit")
+            if limit < 0:
+                raise ValueError(f"{owner}: limit must be >= 0 or None, got {limit}")
+        if kind is not None and kind not in ("decision", "reward", "expiry"):
+            raise ValueError(f"{owner}: kind must be 'decision', 'reward', 'expiry' or None, "
+                             f"got {kind!r}")
+        self._live(owner)
+        where = "sequence > %s" + ("" if kind is None else " AND kind = %s")
+        remaining = math.inf if limit is None else limit
+        last = after
+        while remaining > 0:
+            page = int(min(_PAGE, remaining))
+            params: tuple[Any, ...] = (last,) if kind is None else (last, kind)
+            rows = self._read(owner, f"SELECT {_COLUMNS} FROM glmbandits_events WHERE {where} "
+                              "ORDER BY sequence LIMIT %s", (*params, page))
+            for row in rows:
+                yield decode(row)
+            if len(rows) < page:
+                return
+            last = rows[-1][0]
+            remaining -= len(rows)
+
+    def decisions(self, after: int = 0) -> Iterator[DecisionEvent]:
+        """The decision events, in sequence order."""
+        return self.events(after, kind="decision")  # type: ignore[return-value]
+
+    def rewards(self, after: int = 0) -> Iterator[RewardEvent]:
+        """The reward events (every status), in sequence order."""
+        return self.events(after, kind="reward")  # type: ignore[return-value]
+
+    def expiries(self, after: int = 0) -> Iterator[ExpiryEvent]:
+        """The expiry events, in sequence order."""
+        return self.events(after, kind="expiry")  # type: ignore[return-value]
+
+    def _scalar(self, owner: str, sql: str) -> Any:
+        return self._read(owner, sql)[0][0]
+
+    def __len__(self) -> int:
+        return int(self._scalar(f"{type(self).__name__}.__len__",
+                                "SELECT count(*) FROM glmbandits_events"))
+
+    @property
+    def last_sequence(self) -> int:
+        """The sequence number of the last committed event (0 for an empty log)."""
+        return int(self._scalar(f"{type(self).__name__}.last_sequence",
+                                "SELECT coalesce(max(sequence), 0) FROM glmbandits_events"))
+
+    def counts(self) -> dict[str, Any]:
+        """How many events of each kind, and by status (rewards) or outcome (expiries).
+
+        The same dict as :meth:`glmbandits.data.EventLog.counts`: totals over every
+        process that writes to the database.
+        """
+        owner = f"{type(self).__name__}.counts"
+        rows = self._read(owner, "SELECT kind, status, count(*) FROM glmbandits_events "
+                                 "GROUP BY kind, status")
+        result: dict[str, Any] = {"decision": 0,
+                                  "reward": dict.fromkeys(REWARD_STATUSES, 0),
+                                  "expiry": dict.fromkeys(EXPIRY_OUTCOMES, 0)}
+        for kind, status, n in rows:
+            if kind == "decision":
+                result["decision"] += int(n)
+            else:
+                result[kind][status] = int(n)
+        return result
