@@ -238,3 +238,19 @@ def test_a_tailing_reader_sees_every_event_of_concurrent_writers_in_commit_order
     assert errors == []
     assert len(seen) == n_writers * per_writer
     assert [s for s, _ in seen] == list(range(1, n_writers * per_writer + 1))
+
+
+def test_logged_bandit_data_reads_a_postgres_log_as_it_reads_the_sqlite_one(postgres_url,
+                                                                            tmp_path) -> None:
+    from glmbandits.data import LoggedBanditData
+
+    with EventLog(tmp_path / "events.sqlite") as sqlite_log, \
+            PostgresEventLog(postgres_url) as pg_log:
+        _drive(sqlite_log)
+        _drive(pg_log)
+        from_pg = LoggedBanditData.from_event_log(pg_log)
+        from_sqlite = LoggedBanditData.from_event_log(sqlite_log)
+        assert from_pg.join_counts == from_sqlite.join_counts
+        assert from_pg.actions.tolist() == from_sqlite.actions.tolist()
+        assert np.array_equal(from_pg.rewards, from_sqlite.rewards)
+        assert np.array_equal(from_pg.propensities, from_sqlite.propensities)

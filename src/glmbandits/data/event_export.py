@@ -132,15 +132,20 @@ class JoinedDecisions:
     @classmethod
     def from_log(cls, log: Any, *, include_defaults: bool = True,
                  owner: str = "JoinedDecisions.from_log") -> "JoinedDecisions":
-        """Join an open :class:`EventLog`, or the one at a path (opened read-only, then closed)."""
-        if isinstance(log, EventLog):
+        """Join an open event log, or the SQLite one at a path (opened read-only, then closed).
+
+        An open log is an :class:`EventLog` or any object with the same ``events()``
+        reader (e.g. :class:`~glmbandits.data.postgres_event_log.PostgresEventLog`).
+        """
+        if isinstance(log, EventLog) or callable(getattr(log, "events", None)):
             return cls.from_events(log.events(), include_defaults=include_defaults,
-                                   source=str(log.path))
+                                   source=str(getattr(log, "path", type(log).__name__)))
         if isinstance(log, (str, Path)):
             with EventLog(log, readonly=True) as opened:
                 return cls.from_events(opened.events(), include_defaults=include_defaults,
                                        source=str(opened.path))
-        raise TypeError(f"{owner}: log must be an EventLog, str or Path, got "
+        raise TypeError(f"{owner}: log must be an event log (EventLog, PostgresEventLog), str "
+                        "or Path, got "
                         f"{type(log).__name__}")
 
     def __len__(self) -> int:
