@@ -40,7 +40,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..policies.decisions import UnknownDecisionError, check_excluded, request_digest
+from ..policies.decisions import UnknownDecisionError, check_excluded, digest_matches
 from .config import ServiceConfig
 from .events import Event, LogSink
 from .replay import replay_events
@@ -232,7 +232,7 @@ class DecisionService:
                                                     X.shape[0], "decide")
                     except (TypeError, ValueError) as error:
                         raise Invalid(str(error), "excluded") from None
-                    if entry.digest != request_digest(X, candidates):
+                    if not digest_matches(entry.digest, X, candidates):
                         raise Conflict(f"decision_id {decision_id!r} is pending for another "
                                        "request (other contexts or excluded); a retry must "
                                        "repeat the request exactly", "decision_id")
