@@ -190,13 +190,28 @@ def http_run(folder: Path, K: int, d: int, clients: int, seconds: float,
         load.start()
         latencies, elapsed = queue.get(timeout=seconds + 120)
         load.join(60)
+        group = _group_size(port)
     finally:
         process.send_signal(signal.SIGTERM)
         code = process.wait(120)
     ms = np.array(latencies) * 1e3
     return {"K": K, "d": d, "clients": clients, "pairs/s": len(latencies) / elapsed,
             "p50": np.percentile(ms, 50), "p99": np.percentile(ms, 99),
-            "p99.9": np.percentile(ms, 99.9), "exit": code}
+            "p99.9": np.percentile(ms, 99.9), "exit": code, "group": group}
+
+
+def _group_size(port: int) -> float:
+    """Requests per log commit (one fsync each) so far, from ``GET /metrics``."""
+    import urllib.request
+
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/metrics",
+                                     headers={"Authorization": f"Bearer {KEY}"})
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        values = dict(line.split() for line in answer.read().decode().splitlines()
+                      if line.startswith(("glmbandits_commits_total",
+                                          "glmbandits_committed_requests_total")))
+    return (float(values["glmbandits_committed_requests_total"])
+            / max(1.0, float(values["glmbandits_commits_total"])))
 
 
 # -- 3. profile ------------------------------------------------------------------------------
@@ -302,13 +317,14 @@ def main() -> None:
         return
     print(f"\n## Over HTTP ({STACK} stack), SQLite log (synchronous={SYNCHRONOUS}), {SERVED} "
           f"{PARAMS}; decide latency in ms\n")
-    print("| K | d | clients | pairs/s | p50 | p99 | p99.9 |\n|---:|---:|---:|---:|---:|---:|---:|")
+    print("| K | d | clients | pairs/s | p50 | p99 | p99.9 | requests/commit |\n"
+          "|---:|---:|---:|---:|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as folder:
         for K, d in (tuple(int(v) for v in size.split("x")) for size in args.sizes):
             for clients in args.clients:
                 r = http_run(Path(folder), K, d, clients, args.seconds)
                 print(f"| {K} | {d} | {clients} | {r['pairs/s']:.0f} | {r['p50']:.2f} | "
-                      f"{r['p99']:.2f} | {r['p99.9']:.2f} |", flush=True)
+                      f"{r['p99']:.2f} | {r['p99.9']:.2f} | {r['group']:.1f} |", flush=True)
         if args.no_profile:
             return
         profile = str(Path(folder) / "server.prof")

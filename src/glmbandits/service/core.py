@@ -124,6 +124,7 @@ class DecisionService:
         self._last_sweep = 0.0
         self._started = time.time()
         self._lock = threading.Lock()
+        self._commits = [0, 0]  # commits, requests answered after them
 
     # -- life cycle ------------------------------------------------------------------
     def start(self) -> "DecisionService":
@@ -300,6 +301,12 @@ class DecisionService:
         with self._lock:
             return dict(self._totals)
 
+    def commit_counts(self) -> tuple[int, int]:
+        """(commits, requests they covered) since the start: concurrent requests share a
+        commit (one fsync), so the second is usually the larger."""
+        with self._lock:
+            return self._commits[0], self._commits[1]
+
     def pending_count(self) -> int:
         """How many decisions wait for a reward (read without the worker; approximate)."""
         return len(self.policy.decisions_.pending)
@@ -374,6 +381,9 @@ class DecisionService:
             return
         self._count(self._staged)
         self._staged.clear()
+        with self._lock:
+            self._commits[0] += 1
+            self._commits[1] += sum(future is not None for _, future in batch)
         for future, value, error in results:
             if future is None:
                 continue
