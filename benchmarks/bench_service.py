@@ -215,7 +215,9 @@ def _group_size(port: int) -> float:
 
 
 # -- 3. profile ------------------------------------------------------------------------------
-GROUPS = [("SQLite writes and commit (fsync)", ("method 'execute' of 'sqlite3",
+GROUPS = [("idle: waiting for work (event-loop poll, worker's queue get)",
+           ("asyncio/runners.py:run", "method 'acquire' of '_thread.lock'")),
+          ("SQLite writes and commit (fsync)", ("method 'execute' of 'sqlite3",
                                                  "sqlite_store")),
           ("policy decide/reward (numpy)", ("glmbandits/policies", "glmbandits/estimation",
                                             "numpy")),

@@ -302,8 +302,8 @@ class DecisionService:
             return dict(self._totals)
 
     def commit_counts(self) -> tuple[int, int]:
-        """(commits, requests they covered) since the start: concurrent requests share a
-        commit (one fsync), so the second is usually the larger."""
+        """(commits of request batches, requests they covered) since the start: concurrent
+        requests share a commit (one fsync), so the second is at least the first."""
         with self._lock:
             return self._commits[0], self._commits[1]
 
@@ -381,9 +381,11 @@ class DecisionService:
             return
         self._count(self._staged)
         self._staged.clear()
-        with self._lock:
-            self._commits[0] += 1
-            self._commits[1] += sum(future is not None for _, future in batch)
+        requests = sum(future is not None for _, future in batch)
+        if requests:  # the expiry sweep's own commits are not counted
+            with self._lock:
+                self._commits[0] += 1
+                self._commits[1] += requests
         for future, value, error in results:
             if future is None:
                 continue

@@ -79,7 +79,7 @@ class Metrics:
         lines.append(f"glmbandits_pending_decisions {pending}")
         if commits is not None:
             metric("glmbandits_commits_total", "counter",
-                   "Log commits (one fsync each) since the process started.")
+                   "Log commits of request batches (one fsync each) since the process started.")
             lines.append(f"glmbandits_commits_total {commits[0]}")
             metric("glmbandits_committed_requests_total", "counter",
                    "Requests answered after those commits (their ratio is the group size).")
