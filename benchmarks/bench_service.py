@@ -35,20 +35,31 @@ KEY = "bench-key"
 
 # -- 1. in-process -------------------------------------------------------------------------
 def in_process(name: str = "ucb-glm", K: int = 100, d: int = 50, warmup: int = 1000,
-               n: int = 3000) -> dict:
+               n: int = 3000, gc_off: bool = False) -> dict:
+    """``decide`` latency after ``warmup`` rounds; ``name`` may carry ``:refit=lazy``-style
+    parameters; ``gc_off`` disables Python's cyclic GC while timing (to see its share)."""
+    import gc
+
     from glmbandits.policies.registry import ProblemSpec, make_policy
 
+    name, _, options = name.partition(":")
+    params = dict(option.split("=", 1) for option in options.split(",") if option)
     rng = np.random.default_rng(0)
-    policy = make_policy(name, ProblemSpec(d, K, "logistic", n + warmup), seed=0)
-    contexts = rng.normal(size=(n + warmup, K, d)) / np.sqrt(d)
+    policy = make_policy(name, ProblemSpec(d, K, "logistic", n + warmup), seed=0, **params)
+    contexts = rng.normal(size=(256, K, d)) / np.sqrt(d)
     times = []
-    for t in range(n + warmup):
-        start = time.perf_counter()
-        decision = policy.decide(contexts[t], now=float(t))
-        elapsed = time.perf_counter() - start
-        policy.reward(decision.decision_id, float(rng.random() < 0.5), now=float(t))
-        if t >= warmup:
-            times.append(elapsed)
+    try:
+        for t in range(n + warmup):
+            if t == warmup and gc_off:
+                gc.disable()
+            start = time.perf_counter()
+            decision = policy.decide(contexts[t % 256], now=float(t))
+            elapsed = time.perf_counter() - start
+            policy.reward(decision.decision_id, float(rng.random() < 0.5), now=float(t))
+            if t >= warmup:
+                times.append(elapsed)
+    finally:
+        gc.enable()
     ms = np.array(times) * 1e3
     return {"p50": np.percentile(ms, 50), "p99": np.percentile(ms, 99),
             "p99.9": np.percentile(ms, 99.9), "n": n}
@@ -57,6 +68,8 @@ def in_process(name: str = "ucb-glm", K: int = 100, d: int = 50, warmup: int = 1
 # -- 2. over HTTP ---------------------------------------------------------------------------
 SYNCHRONOUS = "FULL"
 SERVED = "ucb-glm"
+PARAMS = ""      # TOML lines of [policy.params], e.g. 'refit = "lazy"'
+STACK = "auto"   # "h11": hide uvloop/httptools from the server (uvicorn's pure-Python stack)
 
 
 def write_config(folder: Path, K: int, d: int) -> Path:
@@ -64,12 +77,25 @@ def write_config(folder: Path, K: int, d: int) -> Path:
     path.write_text(f'[policy]\nname = "{SERVED}"\nn_features = {d}\nseed = 0\n'
                     f'[decisions]\nmax_actions = {K}\n'
                     f'[service]\nsnapshot_every = 100000\nmax_body_bytes = 4194304\n'
-                    f'synchronous = "{SYNCHRONOUS}"\n')
+                    f'synchronous = "{SYNCHRONOUS}"\n'
+                    + (f'[policy.params]\n{PARAMS}\n' if PARAMS else ''))
     return path
 
 
+def _hide_fast_stack(folder: Path) -> Path:
+    """A folder whose ``uvloop`` and ``httptools`` fail to import (uvicorn falls back)."""
+    shim = folder / "hide-fast-stack"
+    for name in ("uvloop", "httptools"):
+        (shim / name).mkdir(parents=True, exist_ok=True)
+        (shim / name / "__init__.py").write_text("raise ImportError('hidden by the benchmark')\n")
+    return shim
+
+
 def start_server(config: Path, db: str, profile: str | None = None) -> tuple:
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"), GLMBANDITS_API_KEYS=KEY)
+    path = str(ROOT / "src")
+    if STACK == "h11":
+        path = str(_hide_fast_stack(config.parent)) + os.pathsep + path
+    env = dict(os.environ, PYTHONPATH=path, GLMBANDITS_API_KEYS=KEY)
     command = ([sys.executable, __file__, "--serve-profiled", profile] if profile else
                [sys.executable, "-m", "glmbandits"])
     log = open(config.with_suffix(".log"), "wb")
@@ -164,17 +190,34 @@ def http_run(folder: Path, K: int, d: int, clients: int, seconds: float,
         load.start()
         latencies, elapsed = queue.get(timeout=seconds + 120)
         load.join(60)
+        group = _group_size(port)
     finally:
         process.send_signal(signal.SIGTERM)
         code = process.wait(120)
     ms = np.array(latencies) * 1e3
     return {"K": K, "d": d, "clients": clients, "pairs/s": len(latencies) / elapsed,
             "p50": np.percentile(ms, 50), "p99": np.percentile(ms, 99),
-            "p99.9": np.percentile(ms, 99.9), "exit": code}
+            "p99.9": np.percentile(ms, 99.9), "exit": code, "group": group}
+
+
+def _group_size(port: int) -> float:
+    """Requests per log commit (one fsync each) so far, from ``GET /metrics``."""
+    import urllib.request
+
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/metrics",
+                                     headers={"Authorization": f"Bearer {KEY}"})
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        values = dict(line.split() for line in answer.read().decode().splitlines()
+                      if line.startswith(("glmbandits_commits_total",
+                                          "glmbandits_committed_requests_total")))
+    return (float(values["glmbandits_committed_requests_total"])
+            / max(1.0, float(values["glmbandits_commits_total"])))
 
 
 # -- 3. profile ------------------------------------------------------------------------------
-GROUPS = [("SQLite writes and commit (fsync)", ("method 'execute' of 'sqlite3",
+GROUPS = [("idle: waiting for work (event-loop poll, worker's queue get)",
+           ("asyncio/runners.py:run", "method 'acquire' of '_thread.lock'")),
+          ("SQLite writes and commit (fsync)", ("method 'execute' of 'sqlite3",
                                                  "sqlite_store")),
           ("policy decide/reward (numpy)", ("glmbandits/policies", "glmbandits/estimation",
                                             "numpy")),
@@ -241,29 +284,51 @@ def main() -> None:
     parser.add_argument("--synchronous", choices=["FULL", "NORMAL"], default="FULL",
                         help="SQLite durability of the log (FULL: survives power loss)")
     parser.add_argument("--served", default="ucb-glm", help="the policy served over HTTP")
-    parser.add_argument("--clients", type=int, nargs="+", default=[1, 4, 16, 64])
-    parser.add_argument("--policies", nargs="+",
-                        default=["ucb-glm", "linucb", "ecolog", "gloc", "glm-tsl"])
+    parser.add_argument("--params", default="",
+                        help='TOML lines of the served policy\'s [policy.params], e.g. '
+                        '\'refit = "lazy"\'')
+    parser.add_argument("--stack", choices=["auto", "h11"], default="auto",
+                        help="auto: uvicorn picks uvloop+httptools when installed; h11: hide "
+                        "them (asyncio + h11, the pure-Python stack)")
+    parser.add_argument("--sizes", nargs="+", default=["20x10", "100x50"],
+                        help="KxD problem sizes served over HTTP")
+    parser.add_argument("--warmup", type=int, nargs="+", default=[1000],
+                        help="rounds before the in-process decides are timed")
+    parser.add_argument("--no-profile", action="store_true")
+    parser.add_argument("--clients", type=int, nargs="*", default=[1, 4, 16, 64],
+                        help="client counts over HTTP (none: in-process only)")
+    parser.add_argument("--policies", nargs="*",
+                        default=["ucb-glm:refit=lazy", "ucb-glm", "linucb", "ecolog", "gloc"],
+                        help="in-process policies, NAME[:PARAM=VALUE,...] (none: skip)")
     args = parser.parse_args()
-    global SYNCHRONOUS, SERVED
-    SYNCHRONOUS, SERVED = args.synchronous, args.served
+    global SYNCHRONOUS, SERVED, PARAMS, STACK
+    SYNCHRONOUS, SERVED, PARAMS, STACK = args.synchronous, args.served, args.params, args.stack
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
           f"Python {platform.python_version()}, {platform.system()} {platform.release()}")
-    print("\n## In-process decide, K=100, d=50, after 1000 rounds (ms)\n")
-    print("| policy | p50 | p99 | p99.9 | decisions |\n|---|---:|---:|---:|---:|")
-    for name in args.policies:
-        result = in_process(name)
-        print(f"| {name} | {result['p50']:.3f} | {result['p99']:.3f} | "
-              f"{result['p99.9']:.3f} | {result['n']} |", flush=True)
-    print(f"\n## Over HTTP, SQLite log (synchronous={SYNCHRONOUS}), {SERVED}; decide latency "
-          "in ms\n")
-    print("| K | d | clients | pairs/s | p50 | p99 | p99.9 |\n|---:|---:|---:|---:|---:|---:|---:|")
+    if args.policies:
+        print("\n## In-process decide, K=100, d=50 (ms); last column: p99 with gc disabled\n")
+        print("| policy | after rounds | p50 | p99 | p99.9 | p99 gc off |\n"
+              "|---|---:|---:|---:|---:|---:|")
+    for warmup in args.warmup:
+        for name in args.policies:
+            result = in_process(name, warmup=warmup)
+            quiet = in_process(name, warmup=warmup, gc_off=True)
+            print(f"| {name} | {warmup} | {result['p50']:.3f} | {result['p99']:.3f} | "
+                  f"{result['p99.9']:.3f} | {quiet['p99']:.3f} |", flush=True)
+    if not args.clients:
+        return
+    print(f"\n## Over HTTP ({STACK} stack), SQLite log (synchronous={SYNCHRONOUS}), {SERVED} "
+          f"{PARAMS}; decide latency in ms\n")
+    print("| K | d | clients | pairs/s | p50 | p99 | p99.9 | requests/commit |\n"
+          "|---:|---:|---:|---:|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as folder:
-        for K, d in ((20, 10), (100, 50)):
+        for K, d in (tuple(int(v) for v in size.split("x")) for size in args.sizes):
             for clients in args.clients:
                 r = http_run(Path(folder), K, d, clients, args.seconds)
                 print(f"| {K} | {d} | {clients} | {r['pairs/s']:.0f} | {r['p50']:.2f} | "
-                      f"{r['p99']:.2f} | {r['p99.9']:.2f} |", flush=True)
+                      f"{r['p99']:.2f} | {r['p99.9']:.2f} | {r['group']:.1f} |", flush=True)
+        if args.no_profile:
+            return
         profile = str(Path(folder) / "server.prof")
         http_run(Path(folder), 100, 50, 16, args.seconds, profile=profile)
         print("\n## Server profile under load (K=100, d=50, 16 clients): event loop thread\n")

@@ -790,3 +790,29 @@ def test_after_a_failed_logged_decision_the_policy_continues_as_its_twin(cls):
         policy.reward(f"d{t}", r, now=t + 0.5)
         twin.reward(f"d{t}", r, now=t + 0.5)
     assert _learned_state(policy) == _learned_state(twin)
+
+
+def test_request_digest_is_tagged_sha256_and_legacy_digests_still_match_retries():
+    """The fingerprint is SHA-256 now; a pending decision saved with the earlier
+    (untagged BLAKE2b) digest still recognises its exact retry and refuses others."""
+    import hashlib
+
+    from glmbandits import LinUCB
+    from glmbandits.policies.decisions import digest_matches, request_digest
+
+    X = np.arange(12.0).reshape(4, 3) / 10
+    digest = request_digest(X, None)
+    assert digest.startswith("s256:") and len(digest) == 5 + 32
+    assert request_digest(X, np.array([0, 2])) != digest
+    assert request_digest(X.reshape(3, 4), None) != digest
+    legacy = hashlib.blake2b(digest_size=16)
+    legacy.update(np.asarray(X.shape, dtype=np.int64).tobytes())
+    legacy.update(X.tobytes())
+    legacy = legacy.hexdigest()
+    assert digest_matches(legacy, X, None) and not digest_matches(legacy, X + 1.0, None)
+    policy = LinUCB(n_features=3, seed=0)
+    decision = policy.decide(X, decision_id="old", now=0.0)
+    policy.decisions_.pending["old"].digest = legacy  # as saved by an earlier version
+    assert policy.decide(X, decision_id="old", now=1.0) is decision
+    with pytest.raises(ValueError, match="retry must repeat the request exactly"):
+        policy.decide(X + 1.0, decision_id="old", now=2.0)

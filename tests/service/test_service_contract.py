@@ -205,3 +205,20 @@ def test_events_stream_as_ndjson_after_a_sequence_number(server):
     assert [json.loads(line)["seq"] for line in tail] == [4, 5]
     bad = server.client.get("/v1/events", params={"after": "-1"})
     assert bad.status_code == 422 and bad.json()["field"] == "after"
+
+
+def test_metrics_count_commits_and_the_requests_they_cover(server):
+    """``glmbandits_commits_total`` and ``glmbandits_committed_requests_total`` (their ratio
+    is how many requests share one fsync) move with every answered request."""
+    def counts() -> tuple[int, int]:
+        values = dict(line.split() for line in server.client.get("/metrics").text.splitlines()
+                      if line.startswith(("glmbandits_commits_total ",
+                                          "glmbandits_committed_requests_total ")))
+        return (int(values["glmbandits_commits_total"]),
+                int(values["glmbandits_committed_requests_total"]))
+
+    commits, requests = counts()
+    assert 0 <= commits <= requests
+    server.client.get("/v1/model")
+    after_commits, after_requests = counts()
+    assert after_commits >= commits + 1 and after_requests >= requests + 1

@@ -158,3 +158,34 @@ def test_stop_answers_the_queue_and_snapshots(tmp_path):
     store.close()
     with pytest.raises(Unavailable, match="not running"):
         service.decide(X, "late")
+
+
+def test_concurrent_requests_share_one_commit(tmp_path):
+    """Requests queued while the worker is busy are applied together and made durable by
+    one commit (one fsync), and none is answered before that commit."""
+    import threading
+
+    service = start(tmp_path)
+    try:
+        busy, release = threading.Event(), threading.Event()
+
+        def hold() -> None:
+            busy.set()
+            release.wait(10)
+
+        held = service.submit(hold)
+        assert busy.wait(10)
+        commits, _ = service.commit_counts()
+        futures = [service.submit(service.decide_operation(unit_rows(np.random.default_rng(i), 4, 3),
+                                                           f"g{i}", None))
+                   for i in range(20)]
+        time.sleep(0.05)
+        assert not any(future.done() for future in futures)
+        release.set()
+        held.result(10)
+        assert all(future.result(10)["decision_id"] == f"g{i}"
+                   for i, future in enumerate(futures))
+        # the hold's own batch, then the 20 decides in one batch (max_batch = 256)
+        assert service.commit_counts()[0] - commits <= 2
+    finally:
+        service.stop()

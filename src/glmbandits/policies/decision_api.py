@@ -34,7 +34,7 @@ from ..estimation.checkpoint import checkpoint
 from .decisions import (DEFAULTED, DROPPED, DUPLICATE, HELD, LATE, LEARNED, Decision,
                         EventSink, PendingDecision, PendingDecisions, UnknownDecisionError,
                         _read_only, check_decision_id, check_excluded, check_timestamp,
-                        request_digest)
+                        digest_matches, request_digest)
 
 __all__ = ["DecisionAPI", "REWARDED"]
 
@@ -153,7 +153,7 @@ class DecisionAPI:
         else:
             entry = store.pending.get(decision_id)
             if entry is not None:
-                if entry.digest != digest:
+                if not digest_matches(entry.digest, X, candidates, digest):
                     raise ValueError(
                         f"{owner}: decision_id {decision_id!r} is pending for a request with "
                         "other contexts or exclusions; a retry must repeat the request exactly "

@@ -123,7 +123,8 @@ def create_app(config: ServiceConfig, service: DecisionService, *,
         return _json(await service.call_async(service.model_info_operation()))
 
     async def prometheus(request: Request) -> Response:
-        text = metrics.render(service.totals(), service.pending_count())
+        text = metrics.render(service.totals(), service.pending_count(),
+                              service.commit_counts())
         return PlainTextResponse(text, media_type="text/plain; version=0.0.4")
 
     def _query_int(request: Request, name: str, default: int | None) -> int | None:

@@ -40,7 +40,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..policies.decisions import UnknownDecisionError, check_excluded, request_digest
+from ..policies.decisions import UnknownDecisionError, check_excluded, digest_matches
 from .config import ServiceConfig
 from .events import Event, LogSink
 from .replay import replay_events
@@ -124,6 +124,7 @@ class DecisionService:
         self._last_sweep = 0.0
         self._started = time.time()
         self._lock = threading.Lock()
+        self._commits = [0, 0]  # commits, requests answered after them
 
     # -- life cycle ------------------------------------------------------------------
     def start(self) -> "DecisionService":
@@ -232,7 +233,7 @@ class DecisionService:
                                                     X.shape[0], "decide")
                     except (TypeError, ValueError) as error:
                         raise Invalid(str(error), "excluded") from None
-                    if entry.digest != request_digest(X, candidates):
+                    if not digest_matches(entry.digest, X, candidates):
                         raise Conflict(f"decision_id {decision_id!r} is pending for another "
                                        "request (other contexts or excluded); a retry must "
                                        "repeat the request exactly", "decision_id")
@@ -299,6 +300,12 @@ class DecisionService:
         """The log's counts (as of the last commit)."""
         with self._lock:
             return dict(self._totals)
+
+    def commit_counts(self) -> tuple[int, int]:
+        """(commits of request batches, requests they covered) since the start: concurrent
+        requests share a commit (one fsync), so the second is at least the first."""
+        with self._lock:
+            return self._commits[0], self._commits[1]
 
     def pending_count(self) -> int:
         """How many decisions wait for a reward (read without the worker; approximate)."""
@@ -374,6 +381,11 @@ class DecisionService:
             return
         self._count(self._staged)
         self._staged.clear()
+        requests = sum(future is not None for _, future in batch)
+        if requests:  # the expiry sweep's own commits are not counted
+            with self._lock:
+                self._commits[0] += 1
+                self._commits[1] += requests
         for future, value, error in results:
             if future is None:
                 continue

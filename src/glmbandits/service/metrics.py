@@ -54,8 +54,9 @@ class Metrics:
             if status < 400:
                 self._latency.setdefault(endpoint, _Histogram()).observe(seconds)
 
-    def render(self, totals: dict[str, int], pending: int) -> str:
-        """The Prometheus exposition text."""
+    def render(self, totals: dict[str, int], pending: int,
+               commits: tuple[int, int] | None = None) -> str:
+        """The Prometheus exposition text; ``commits`` is (commits, requests they covered)."""
         lines = []
 
         def metric(name: str, kind: str, help_text: str) -> None:
@@ -76,6 +77,13 @@ class Metrics:
                          f"{totals.get(f'expiries_{outcome}', 0)}")
         metric("glmbandits_pending_decisions", "gauge", "Decisions waiting for a reward.")
         lines.append(f"glmbandits_pending_decisions {pending}")
+        if commits is not None:
+            metric("glmbandits_commits_total", "counter",
+                   "Log commits of request batches (one fsync each) since the process started.")
+            lines.append(f"glmbandits_commits_total {commits[0]}")
+            metric("glmbandits_committed_requests_total", "counter",
+                   "Requests answered after those commits (their ratio is the group size).")
+            lines.append(f"glmbandits_committed_requests_total {commits[1]}")
         with self._lock:
             responses = dict(self._responses)
             latency = {k: (list(h.counts), h.total, h.n) for k, h in self._latency.items()}
