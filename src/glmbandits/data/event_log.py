@@ -30,10 +30,11 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from .._validation import check_real, format_value
+from .._validation import check_real
 from .event_records import (APPLICATION_ID, EXPIRY_OUTCOMES, REWARD_STATUSES, SCHEMA_VERSION,
                             DecisionEvent, Event, ExpiryEvent, RewardEvent, check_count,
-                            check_decision, check_id, check_timestamp, decode)
+                            check_decision, check_expiry, check_reward,
+                            decode)
 
 __all__ = ["EventLog", "DecisionEvent", "RewardEvent", "ExpiryEvent", "Event",
            "SCHEMA_VERSION", "REWARD_STATUSES", "EXPIRY_OUTCOMES"]
@@ -251,14 +252,7 @@ class EventLog:
         """Append one received reward with its status (one of :data:`REWARD_STATUSES`)."""
         owner = f"{type(self).__name__}.record_reward"
         self._live(owner)
-        decision_id = check_id(decision_id, owner)
-        timestamp = check_timestamp(timestamp, owner)
-        reward = check_real(reward, owner, "reward")
-        if status not in REWARD_STATUSES:
-            raise ValueError(f"{owner}: status must be one of {list(REWARD_STATUSES)}, "
-                             f"got {status!r}")
-        self._append(owner, ("reward", decision_id, timestamp, None, None, None, None, None,
-                             None, None, reward, status))
+        self._append(owner, check_reward(owner, decision_id, timestamp, reward, status))
 
     def record_expiry(self, decision_id: str, timestamp: float, outcome: str,
                       reward: float | None) -> None:
@@ -269,19 +263,7 @@ class EventLog:
         """
         owner = f"{type(self).__name__}.record_expiry"
         self._live(owner)
-        decision_id = check_id(decision_id, owner)
-        timestamp = check_timestamp(timestamp, owner)
-        if outcome not in EXPIRY_OUTCOMES:
-            raise ValueError(f"{owner}: outcome must be one of {list(EXPIRY_OUTCOMES)}, "
-                             f"got {outcome!r}")
-        if outcome == "dropped":
-            if reward is not None:
-                raise ValueError(f"{owner}: reward must be None when outcome is 'dropped', "
-                                 f"got {format_value(reward)}")
-        else:
-            reward = check_real(reward, owner, "reward")
-        self._append(owner, ("expiry", decision_id, timestamp, None, None, None, None, None,
-                             None, None, reward, outcome))
+        self._append(owner, check_expiry(owner, decision_id, timestamp, outcome, reward))
 
     @contextmanager
     def batch(self) -> Iterator["EventLog"]:
