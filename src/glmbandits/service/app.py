@@ -2,9 +2,10 @@
 
 Every endpoint needs ``Authorization: Bearer KEY`` except ``GET /v1/health``
 and ``GET /v1/openapi.json``. The order of refusals is fixed: 401 (no or wrong
-key), 413 (body above ``max_body_bytes``), 422 (malformed, naming the field),
-then the core's 404 (unknown decision id), 409 (a decision id reused) or 503
-(the log could not be written). A refused request writes nothing.
+key), 415 (a decide body neither JSON nor .npy), 413 (body above
+``max_body_bytes``), 422 (malformed, naming the field), then the core's 404
+(unknown decision id), 409 (a decision id reused) or 503 (the log could not be
+written). A refused request writes nothing.
 """
 
 from __future__ import annotations
@@ -23,9 +24,10 @@ from starlette.routing import Route
 from .auth import KeyChecker
 from .config import ServiceConfig
 from .core import DecisionService, Invalid, ServiceError
+from .media import decide_encoding, parse_decide_body
 from .metrics import Metrics
 from .openapi import openapi_document
-from .schemas import parse_decide, parse_reward
+from .schemas import parse_reward
 
 __all__ = ["create_app"]
 
@@ -46,7 +48,7 @@ def _json(body: Any, status: int = 200) -> Response:
 
 def _error(error: ServiceError) -> Response:
     names = {401: "unauthorized", 404: "not found", 409: "conflict", 413: "body too large",
-             422: "invalid request", 503: "unavailable"}
+             415: "unsupported media type", 422: "invalid request", 503: "unavailable"}
     body = {"error": names.get(error.status, "error"), "detail": error.message,
             "field": error.field}
     headers = {"WWW-Authenticate": "Bearer"} if error.status == 401 else None
@@ -106,7 +108,9 @@ def create_app(config: ServiceConfig, service: DecisionService, *,
         return route
 
     async def decide(request: Request) -> Response:
-        parsed = parse_decide(await read_body(request), n_features, max_actions)
+        encoding = decide_encoding(request.headers.get("content-type"))
+        parsed = parse_decide_body(encoding, await read_body(request),
+                                   request.query_params.multi_items(), n_features, max_actions)
         return _json(await service.decide_async(parsed.contexts, parsed.decision_id,
                                                 parsed.excluded))
 

@@ -18,7 +18,9 @@ def _responses(ok: str | None, *errors: int, media: str = "application/json") ->
                       "content": {media: {"schema": {"$ref": f"#/components/schemas/{ok}"}}}}
     texts = {401: "no or wrong API key", 404: "unknown decision id",
              409: "decision id reused for another request or after it closed",
-             413: "body above max_body_bytes", 422: "malformed request (field named)",
+             413: "body above max_body_bytes",
+             415: "Content-Type neither application/json nor application/x-npy",
+             422: "malformed request (field named)",
              503: "the event log could not be written; nothing was kept"}
     for status in errors:
         out[str(status)] = {"description": texts[status], "content": {"application/json": {
@@ -44,6 +46,26 @@ def openapi_document(config: ServiceConfig) -> dict[str, Any]:
         return {"required": True, "content": {"application/json": {
             "schema": {"$ref": f"#/components/schemas/{name}"}}}}
 
+    decide_body = body("DecideRequest")
+    decide_body["description"] = (
+        "JSON (DecideRequest), or for large K x d the contexts as a NumPy .npy file "
+        "(application/x-npy, the bytes np.save writes: a (K, d) float64 or float32 array, "
+        "C or Fortran order; never pickled objects) with decision_id and excluded in the "
+        "query string. A missing Content-Type is read as JSON.")
+    decide_body["content"]["application/x-npy"] = {"schema": {
+        "type": "string", "format": "binary",
+        "description": f"an .npy file of a (K, {d}) float64 or float32 array, "
+                       f"1 <= K <= {K}, every number finite"}}
+    npy_query = [
+        {"name": "decision_id", "in": "query", "required": False,
+         "description": "only with an application/x-npy body (a JSON body carries it "
+                        "itself): the decision's id, 1-256 characters",
+         "schema": {"type": "string", "minLength": 1, "maxLength": 256}},
+        {"name": "excluded", "in": "query", "required": False,
+         "description": "only with an application/x-npy body: rows that must not be "
+                        "chosen, comma-separated (e.g. 0,3)",
+         "schema": {"type": "string", "pattern": "^([0-9]+(,[0-9]+)*)?$"}}]
+
     return {
         "openapi": "3.1.0",
         "info": {"title": "glmbandits decision service", "version": __version__,
@@ -53,9 +75,9 @@ def openapi_document(config: ServiceConfig) -> dict[str, Any]:
             "bearer": {"type": "http", "scheme": "bearer"}}},
         "paths": {
             "/v1/decide": {"post": {"summary": "choose an action", "security": secured,
-                                    "requestBody": body("DecideRequest"),
+                                    "requestBody": decide_body, "parameters": npy_query,
                                     "responses": _responses("DecideResponse", 401, 409, 413,
-                                                            422, 503)}},
+                                                            415, 422, 503)}},
             "/v1/reward": {"post": {"summary": "the reward of a decision", "security": secured,
                                     "requestBody": body("RewardRequest"),
                                     "responses": _responses("RewardResponse", 401, 404, 413,

@@ -23,7 +23,8 @@ import numpy as np
 from .core import Invalid
 
 __all__ = ["DecideRequest", "RewardRequest", "DecideResponse", "RewardResponse",
-           "ErrorResponse", "ModelResponse", "HealthResponse", "parse_decide", "parse_reward"]
+           "ErrorResponse", "ModelResponse", "HealthResponse", "parse_decide", "parse_reward",
+           "check_decision_id", "check_excluded_rows"]
 
 DecisionId = Annotated[str, msgspec.Meta(min_length=1, max_length=256,
                                          description="1-256 characters")]
@@ -127,7 +128,8 @@ def _decode(body: bytes, model: type) -> Any:
         raise Invalid(f"the body is not valid JSON ({error})", "body") from None
 
 
-def _check_id(decision_id: str | None) -> None:
+def check_decision_id(decision_id: str | None) -> None:
+    """Refuse a decision id that is not valid Unicode text (a lone surrogate)."""
     if decision_id is None:
         return
     try:
@@ -137,10 +139,20 @@ def _check_id(decision_id: str | None) -> None:
                       "decision_id") from None
 
 
+def check_excluded_rows(excluded: list[int], K: int) -> None:
+    """Every excluded row in ``0..K-1``, and at least one of the K rows left."""
+    for index, value in enumerate(excluded):
+        if value >= K:
+            raise Invalid(f"excluded[{index}] = {value} is out of range: rows are 0 to "
+                          f"{K - 1} (K = {K})", f"excluded[{index}]")
+    if len(set(excluded)) >= K:
+        raise Invalid(f"excluded must leave at least one of the K = {K} actions", "excluded")
+
+
 def parse_decide(body: bytes, n_features: int, max_actions: int) -> DecideRequest:
     """Decode and check a decide body; returns it with ``contexts`` as a (K, d) array."""
     request = _decode(body, DecideRequest)
-    _check_id(request.decision_id)
+    check_decision_id(request.decision_id)
     rows = request.contexts
     if len(rows) > max_actions:
         raise Invalid(f"contexts has K = {len(rows)} rows, above the limit max_actions = "
@@ -155,14 +167,7 @@ def parse_decide(body: bytes, n_features: int, max_actions: int) -> DecideReques
         raise Invalid(f"contexts[{row}][{column}] must be a finite number",
                       f"contexts[{row}][{column}]")
     if request.excluded:
-        K = X.shape[0]
-        for index, value in enumerate(request.excluded):
-            if value >= K:
-                raise Invalid(f"excluded[{index}] = {value} is out of range: rows are 0 to "
-                              f"{K - 1} (K = {K})", f"excluded[{index}]")
-        if len(set(request.excluded)) >= K:
-            raise Invalid(f"excluded must leave at least one of the K = {K} actions",
-                          "excluded")
+        check_excluded_rows(request.excluded, X.shape[0])
     request.contexts = X  # type: ignore[assignment]
     return request
 
@@ -170,7 +175,7 @@ def parse_decide(body: bytes, n_features: int, max_actions: int) -> DecideReques
 def parse_reward(body: bytes) -> RewardRequest:
     """Decode and check a reward body (the family's domain is checked by the policy)."""
     request = _decode(body, RewardRequest)
-    _check_id(request.decision_id)
+    check_decision_id(request.decision_id)
     if not math.isfinite(request.reward):
         raise Invalid("reward must be a finite number", "reward")
     return request
