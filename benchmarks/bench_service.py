@@ -2,24 +2,31 @@
 
 1. In-process ``decide`` latency at K=100, d=50 (UCB-GLM, after a warm-up).
 2. Over HTTP on loopback with the SQLite log: decide+reward pairs per second and decide
-   latency p50/p99/p99.9, at K=20/d=10 and K=100/d=50, for several client counts. The
-   clients are asyncio tasks on one keep-alive connection each (a minimal HTTP/1.1 client,
-   so that the load generator costs little), in a process of their own; client and server
-   share the machine's cores.
-3. A cProfile of the server under load (K=100, d=50), grouped by where the time goes.
+   latency p50/p99/p99.9, at K=20/d=10 and K=100/d=50, for several client counts, served
+   policies and body encodings (JSON, or the contexts as an .npy file). The clients are
+   asyncio tasks (on uvloop when installed) on one keep-alive connection each, a minimal
+   HTTP/1.1 client sending request bodies built before the clock starts (64 per size and
+   encoding; the decision id goes in a separate write for JSON, in the query for .npy), so
+   the load generator costs little; it runs in a process of its own and shares the
+   machine's cores with the server. The CPU time each process spent per pair is reported.
+3. A cProfile of the server under load (K=100, d=50, 16 clients), grouped by where the time
+   goes, for each encoding.
 
 Run:  PYTHONPATH=src python benchmarks/bench_service.py [--seconds 5] [--clients 1 4 16]
+          [--served ecolog ucb-glm:refit=lazy] [--encoding json npy] [--repeat 3]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import io
 import json
 import multiprocessing
 import os
 import platform
 import pstats
+import resource
 import signal
 import subprocess
 import sys
@@ -67,18 +74,34 @@ def in_process(name: str = "ucb-glm", K: int = 100, d: int = 50, warmup: int = 1
 
 # -- 2. over HTTP ---------------------------------------------------------------------------
 SYNCHRONOUS = "FULL"
-SERVED = "ucb-glm"
-PARAMS = ""      # TOML lines of [policy.params], e.g. 'refit = "lazy"'
+PARAMS = ""      # TOML lines added to every served policy's [policy.params]
 STACK = "auto"   # "h11": hide uvloop/httptools from the server (uvicorn's pure-Python stack)
+BLAS_THREADS = "1"  # the server's OPENBLAS/OMP/MKL_NUM_THREADS ("" leaves the environment)
+MEDIA = {"json": b"application/json", "npy": b"application/x-npy"}
 
 
-def write_config(folder: Path, K: int, d: int) -> Path:
-    path = folder / f"bench-{K}-{d}.toml"
-    path.write_text(f'[policy]\nname = "{SERVED}"\nn_features = {d}\nseed = 0\n'
+def _toml_value(text: str) -> str:
+    """``lazy`` -> ``"lazy"``; numbers and booleans as they are."""
+    try:
+        float(text)
+        return text
+    except ValueError:
+        return text if text in ("true", "false") else json.dumps(text)
+
+
+def write_config(folder: Path, K: int, d: int, served: str) -> Path:
+    """A config serving ``served`` (``NAME[:PARAM=VALUE,...]``) at K, d."""
+    name, _, options = served.partition(":")
+    lines = [f"{key} = {_toml_value(value)}" for key, value in
+             (option.split("=", 1) for option in options.split(",") if option)]
+    if PARAMS:
+        lines.append(PARAMS)
+    path = folder / f"bench-{K}-{d}-{name}.toml"
+    path.write_text(f'[policy]\nname = "{name}"\nn_features = {d}\nseed = 0\n'
                     f'[decisions]\nmax_actions = {K}\n'
                     f'[service]\nsnapshot_every = 100000\nmax_body_bytes = 4194304\n'
                     f'synchronous = "{SYNCHRONOUS}"\n'
-                    + (f'[policy.params]\n{PARAMS}\n' if PARAMS else ''))
+                    + ("[policy.params]\n" + "\n".join(lines) + "\n" if lines else ""))
     return path
 
 
@@ -96,6 +119,9 @@ def start_server(config: Path, db: str, profile: str | None = None) -> tuple:
     if STACK == "h11":
         path = str(_hide_fast_stack(config.parent)) + os.pathsep + path
     env = dict(os.environ, PYTHONPATH=path, GLMBANDITS_API_KEYS=KEY)
+    if BLAS_THREADS:
+        for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+            env[name] = BLAS_THREADS
     command = ([sys.executable, __file__, "--serve-profiled", profile] if profile else
                [sys.executable, "-m", "glmbandits"])
     log = open(config.with_suffix(".log"), "wb")
@@ -129,13 +155,11 @@ def _listening_port(pid: int) -> int | None:
     return None
 
 
-async def _request(reader, writer, path: str, body: bytes) -> bytes:
-    writer.write(b"POST " + path.encode() + b" HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
-                 + KEY.encode() + b"\r\nContent-Type: application/json\r\nContent-Length: "
-                 + str(len(body)).encode() + b"\r\n\r\n" + body)
+async def _answer(reader) -> bytes:
     head = await reader.readuntil(b"\r\n\r\n")
     if not head.startswith(b"HTTP/1.1 200"):
-        raise RuntimeError(head.decode(errors="replace"))
+        raise RuntimeError(head.decode(errors="replace") + (await reader.read(2000)).decode(
+            errors="replace"))
     length = 0
     for line in head.split(b"\r\n"):
         if line.lower().startswith(b"content-length:"):
@@ -143,61 +167,118 @@ async def _request(reader, writer, path: str, body: bytes) -> bytes:
     return await reader.readexactly(length)
 
 
-async def _client(port: int, index: int, bodies: list, stop_at: float, out: list) -> None:
+def _head(target: bytes, media: bytes, length: int) -> bytes:
+    return (b"POST " + target + b" HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+            + KEY.encode() + b"\r\nContent-Type: " + media + b"\r\nContent-Length: "
+            + str(length).encode() + b"\r\n\r\n")
+
+
+def make_bodies(K: int, d: int, encoding: str, count: int = 64) -> list:
+    """``count`` decide bodies built once: for JSON (prefix, suffix) around the decision id,
+    so that no request copies or rescans the 50 KB; for .npy the file's bytes."""
+    rng = np.random.default_rng(1)
+    out = []
+    for _ in range(count):
+        X = rng.normal(size=(K, d)) / np.sqrt(d)
+        if encoding == "json":
+            contexts = json.dumps(X.tolist(), separators=(",", ":")).encode()
+            out.append((b'{"decision_id":"', b'","contexts":' + contexts + b"}"))
+        else:
+            buffer = io.BytesIO()
+            np.save(buffer, X)
+            out.append(buffer.getvalue())
+    return out
+
+
+async def _client(port: int, index: int, bodies: list, encoding: str, stop_at: float,
+                  out: list) -> None:
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    media = MEDIA[encoding]
     t = 0
-    tag = time.monotonic_ns()
+    tag = f"{time.monotonic_ns()}-{index}-".encode()
+    rewards = [b"1" if bit else b"0" for bit in np.random.default_rng(index).random(61) < 0.5]
     while time.perf_counter() < stop_at:
-        decision_id = f"{tag}-{index}-{t}"
-        body = bodies[t % len(bodies)].replace(b"@ID@", decision_id.encode())
+        decision_id = tag + str(t).encode()
+        body = bodies[t % len(bodies)]
         start = time.perf_counter()
-        await _request(reader, writer, "/v1/decide", body)
+        if encoding == "json":
+            prefix, suffix = body
+            writer.writelines([_head(b"/v1/decide", media, len(prefix) + len(decision_id)
+                                     + len(suffix)), prefix, decision_id, suffix])
+        else:
+            writer.writelines([_head(b"/v1/decide?decision_id=" + decision_id, media,
+                                     len(body)), body])
+        await _answer(reader)
         out.append(time.perf_counter() - start)
-        await _request(reader, writer, "/v1/reward",
-                       b'{"decision_id": "' + decision_id.encode() + b'", "reward": 1}')
+        reward = b'{"decision_id":"' + decision_id + b'","reward":' + rewards[t % 61] + b"}"
+        writer.write(_head(b"/v1/reward", MEDIA["json"], len(reward)) + reward)
+        await _answer(reader)
         t += 1
     writer.close()
 
 
-def _load(port: int, K: int, d: int, clients: int, seconds: float, queue) -> None:
-    rng = np.random.default_rng(1)
-    bodies = [json.dumps({"decision_id": "@ID@", "contexts": (
-        rng.normal(size=(K, d)) / np.sqrt(d)).round(6).tolist()}).encode() for _ in range(64)]
+def _load(port: int, bodies: list, encoding: str, clients: int, seconds: float,
+          queue) -> None:
     latencies: list[float] = []
 
     async def main() -> float:
         start = time.perf_counter()
         stop_at = start + seconds
-        await asyncio.gather(*[_client(port, i, bodies, stop_at, latencies)
+        await asyncio.gather(*[_client(port, i, bodies, encoding, stop_at, latencies)
                                for i in range(clients)])
         return time.perf_counter() - start
 
-    elapsed = asyncio.run(main())
-    queue.put((latencies, elapsed))
+    try:
+        import uvloop
+        elapsed = uvloop.run(main())
+    except ImportError:
+        elapsed = asyncio.run(main())
+    used = resource.getrusage(resource.RUSAGE_SELF)
+    queue.put((latencies, elapsed, used.ru_utime + used.ru_stime))
 
 
-def http_run(folder: Path, K: int, d: int, clients: int, seconds: float,
-             profile: str | None = None) -> dict:
-    config = write_config(folder, K, d)
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process so far (from /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+_BODIES: dict = {}
+
+
+def http_run(folder: Path, K: int, d: int, clients: int, seconds: float, served: str,
+             encoding: str, profile: str | None = None) -> dict:
+    """One server, a 1 s warm-up load, then ``seconds`` of measured load."""
+    if (K, d, encoding) not in _BODIES:
+        _BODIES[K, d, encoding] = make_bodies(K, d, encoding)
+    bodies = _BODIES[K, d, encoding]
+    config = write_config(folder, K, d, served)
     db = f"sqlite:///{folder / f'bench-{K}-{d}-{clients}-{time.monotonic_ns()}.db'}"
     process, port = start_server(config, db, profile)
     try:
         warm = multiprocessing.Queue()
-        warmup = multiprocessing.Process(target=_load, args=(port, K, d, clients, 1.0, warm))
+        warmup = multiprocessing.Process(target=_load, args=(port, bodies, encoding, clients,
+                                                             1.0, warm))
         warmup.start(); warm.get(timeout=120); warmup.join(60)
         queue = multiprocessing.Queue()
-        load = multiprocessing.Process(target=_load, args=(port, K, d, clients, seconds, queue))
+        load = multiprocessing.Process(target=_load, args=(port, bodies, encoding, clients,
+                                                           seconds, queue))
+        server_cpu = _cpu_seconds(process.pid)
         load.start()
-        latencies, elapsed = queue.get(timeout=seconds + 120)
+        latencies, elapsed, client_cpu = queue.get(timeout=seconds + 120)
+        server_cpu = _cpu_seconds(process.pid) - server_cpu
         load.join(60)
         group = _group_size(port)
     finally:
         process.send_signal(signal.SIGTERM)
         code = process.wait(120)
     ms = np.array(latencies) * 1e3
+    pairs = max(1, len(latencies))
     return {"K": K, "d": d, "clients": clients, "pairs/s": len(latencies) / elapsed,
             "p50": np.percentile(ms, 50), "p99": np.percentile(ms, 99),
-            "p99.9": np.percentile(ms, 99.9), "exit": code, "group": group}
+            "p99.9": np.percentile(ms, 99.9), "exit": code, "group": group,
+            "server ms/pair": 1e3 * server_cpu / pairs,
+            "client ms/pair": 1e3 * client_cpu / pairs}
 
 
 def _group_size(port: int) -> float:
@@ -219,9 +300,11 @@ GROUPS = [("idle: waiting for work (event-loop poll, worker's queue get)",
            ("asyncio/runners.py:run", "method 'acquire' of '_thread.lock'")),
           ("SQLite writes and commit (fsync)", ("method 'execute' of 'sqlite3",
                                                  "sqlite_store")),
+          ("request parse + validation (msgspec JSON, .npy header, checks)",
+           ("service/schemas", "service/npy_body", "service/media", "msgspec",
+            "_format_impl", "lib/format", "ast.py")),
           ("policy decide/reward (numpy)", ("glmbandits/policies", "glmbandits/estimation",
                                             "numpy")),
-          ("JSON parse + validation (msgspec, checks)", ("service/schemas", "msgspec")),
           ("HTTP (uvicorn, h11, starlette, asyncio)", ("uvicorn", "h11", "starlette",
                                                        "asyncio", "selectors")),
           ("queue/thread hand-off", ("threading.py", "queue.py", "concurrent/futures"))]
@@ -283,10 +366,19 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--synchronous", choices=["FULL", "NORMAL"], default="FULL",
                         help="SQLite durability of the log (FULL: survives power loss)")
-    parser.add_argument("--served", default="ucb-glm", help="the policy served over HTTP")
+    parser.add_argument("--served", nargs="+", default=["ucb-glm:refit=lazy"],
+                        help="the policies served over HTTP, NAME[:PARAM=VALUE,...]")
     parser.add_argument("--params", default="",
-                        help='TOML lines of the served policy\'s [policy.params], e.g. '
-                        '\'refit = "lazy"\'')
+                        help='TOML lines added to every served policy\'s [policy.params], e.g. '
+                        '\'refit_growth = 4.0\'')
+    parser.add_argument("--encoding", nargs="+", choices=["json", "npy"],
+                        default=["json", "npy"], help="decide body encodings over HTTP")
+    parser.add_argument("--blas-threads", default="1",
+                        help="the server's OPENBLAS_NUM_THREADS (and OMP_, MKL_); '' leaves "
+                        "the environment as it is")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="measure the whole HTTP grid this many times, interleaved, and "
+                        "print the medians")
     parser.add_argument("--stack", choices=["auto", "h11"], default="auto",
                         help="auto: uvicorn picks uvloop+httptools when installed; h11: hide "
                         "them (asyncio + h11, the pure-Python stack)")
@@ -301,8 +393,9 @@ def main() -> None:
                         default=["ucb-glm:refit=lazy", "ucb-glm", "linucb", "ecolog", "gloc"],
                         help="in-process policies, NAME[:PARAM=VALUE,...] (none: skip)")
     args = parser.parse_args()
-    global SYNCHRONOUS, SERVED, PARAMS, STACK
-    SYNCHRONOUS, SERVED, PARAMS, STACK = args.synchronous, args.served, args.params, args.stack
+    global SYNCHRONOUS, PARAMS, STACK, BLAS_THREADS
+    SYNCHRONOUS, PARAMS, STACK = args.synchronous, args.params, args.stack
+    BLAS_THREADS = args.blas_threads
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
           f"Python {platform.python_version()}, {platform.system()} {platform.release()}")
     if args.policies:
@@ -317,24 +410,61 @@ def main() -> None:
                   f"{result['p99.9']:.3f} | {quiet['p99']:.3f} |", flush=True)
     if not args.clients:
         return
-    print(f"\n## Over HTTP ({STACK} stack), SQLite log (synchronous={SYNCHRONOUS}), {SERVED} "
-          f"{PARAMS}; decide latency in ms\n")
-    print("| K | d | clients | pairs/s | p50 | p99 | p99.9 | requests/commit |\n"
-          "|---:|---:|---:|---:|---:|---:|---:|---:|")
+    http_tables(args)
+
+
+COLUMNS = ("| policy | K | d | encoding | clients | pairs/s | p50 | p99 | p99.9 | "
+           "requests/commit | server CPU ms/pair | client CPU ms/pair |\n"
+           "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+
+
+def _row(served: str, K: int, d: int, encoding: str, clients: int, r: dict) -> str:
+    return (f"| {served} | {K} | {d} | {encoding} | {clients} | {r['pairs/s']:.0f} | "
+            f"{r['p50']:.2f} | {r['p99']:.2f} | {r['p99.9']:.2f} | {r['group']:.1f} | "
+            f"{r['server ms/pair']:.2f} | {r['client ms/pair']:.2f} |")
+
+
+def http_tables(args: argparse.Namespace) -> None:
+    """The HTTP grid (sizes x clients x served x encodings), ``--repeat`` times interleaved
+    (each row as measured, then the medians), then the profiles."""
+    threads = f"BLAS threads {BLAS_THREADS}" if BLAS_THREADS else "BLAS threads as inherited"
+    print(f"\n## Over HTTP ({STACK} stack, {threads}), SQLite log (synchronous={SYNCHRONOUS}); "
+          f"decide "
+          f"latency in ms; CPU: ms of CPU time the server / load-generator process used per "
+          f"pair" + (f"; [policy.params] {PARAMS}" if PARAMS else "") + "\n")
+    header, rule = COLUMNS.split("\n")
+    print(f"| run {header}\n|---:{rule}" if args.repeat > 1 else COLUMNS)
+    sizes = [tuple(int(v) for v in size.split("x")) for size in args.sizes]
+    grid = [(served, K, d, encoding, clients) for K, d in sizes for clients in args.clients
+            for served in args.served for encoding in args.encoding]
+    results: dict = {key: [] for key in grid}
     with tempfile.TemporaryDirectory() as folder:
-        for K, d in (tuple(int(v) for v in size.split("x")) for size in args.sizes):
-            for clients in args.clients:
-                r = http_run(Path(folder), K, d, clients, args.seconds)
-                print(f"| {K} | {d} | {clients} | {r['pairs/s']:.0f} | {r['p50']:.2f} | "
-                      f"{r['p99']:.2f} | {r['p99.9']:.2f} | {r['group']:.1f} |", flush=True)
+        for run in range(1, args.repeat + 1):
+            for served, K, d, encoding, clients in grid:
+                r = http_run(Path(folder), K, d, clients, args.seconds, served, encoding)
+                results[served, K, d, encoding, clients].append(r)
+                print((f"| {run} " if args.repeat > 1 else "")
+                      + _row(served, K, d, encoding, clients, r), flush=True)
+        if args.repeat > 1:
+            print(f"\n## Medians of the {args.repeat} runs above\n")
+            print(COLUMNS)
+            for key, runs in results.items():
+                median = {name: float(np.median([r[name] for r in runs])) for name in
+                          ("pairs/s", "p50", "p99", "p99.9", "group", "server ms/pair",
+                           "client ms/pair")}
+                print(_row(*key, median))
         if args.no_profile:
             return
-        profile = str(Path(folder) / "server.prof")
-        http_run(Path(folder), 100, 50, 16, args.seconds, profile=profile)
-        print("\n## Server profile under load (K=100, d=50, 16 clients): event loop thread\n")
-        print(profile_summary(profile + ".main"))
-        print("\n## ... and the core's worker thread (policy calls, log writes, commits)\n")
-        print(profile_summary(profile + ".worker"))
+        for encoding in args.encoding:
+            profile = str(Path(folder) / f"server-{encoding}.prof")
+            http_run(Path(folder), 100, 50, 16, args.seconds, args.served[0], encoding,
+                     profile=profile)
+            print(f"\n## Server profile under load ({args.served[0]}, K=100, d=50, 16 clients, "
+                  f"{encoding} bodies): event loop thread\n")
+            print(profile_summary(profile + ".main"))
+            print("\n## ... and the core's worker thread (policy calls, log writes, "
+                  "commits)\n")
+            print(profile_summary(profile + ".worker"))
 
 
 if __name__ == "__main__":
