@@ -98,8 +98,11 @@ class LogSink:
     def record_decision(self, decision_id: str, timestamp: float, contexts: np.ndarray,
                         probabilities: np.ndarray, action: int, propensity: float,
                         model_version: int) -> None:
+        # no copy: the store writes the bytes at once, and the policy passes its checked
+        # float64 contexts, which nothing changes afterwards (np.array copied 40 KB per
+        # K=100, d=50 decision for nothing)
         self.append(Event("decision", decision_id, timestamp,
-                          contexts=np.array(contexts, dtype=np.float64),
+                          contexts=np.asarray(contexts, dtype=np.float64),
                           excluded=self.excluded, action=int(action),
                           probabilities=np.array(probabilities, dtype=np.float64),
                           propensity=float(propensity), model_version=int(model_version)))
