@@ -77,6 +77,7 @@ SYNCHRONOUS = "FULL"
 PARAMS = ""      # TOML lines added to every served policy's [policy.params]
 STACK = "auto"   # "h11": hide uvloop/httptools from the server (uvicorn's pure-Python stack)
 BLAS_THREADS = "1"  # the server's OPENBLAS/OMP/MKL_NUM_THREADS ("" leaves the environment)
+SWITCH_INTERVAL = 0.0  # the server's sys.setswitchinterval (0: Python's default, 5 ms)
 MEDIA = {"json": b"application/json", "npy": b"application/x-npy"}
 
 
@@ -114,10 +115,20 @@ def _hide_fast_stack(folder: Path) -> Path:
     return shim
 
 
+def _switch_interval_shim(folder: Path, seconds: float) -> Path:
+    """A folder whose ``sitecustomize`` sets the GIL switch interval at interpreter start."""
+    shim = folder / f"switch-{seconds:g}"
+    shim.mkdir(parents=True, exist_ok=True)
+    (shim / "sitecustomize.py").write_text(f"import sys\nsys.setswitchinterval({seconds!r})\n")
+    return shim
+
+
 def start_server(config: Path, db: str, profile: str | None = None) -> tuple:
     path = str(ROOT / "src")
     if STACK == "h11":
         path = str(_hide_fast_stack(config.parent)) + os.pathsep + path
+    if SWITCH_INTERVAL:
+        path = str(_switch_interval_shim(config.parent, SWITCH_INTERVAL)) + os.pathsep + path
     env = dict(os.environ, PYTHONPATH=path, GLMBANDITS_API_KEYS=KEY)
     if BLAS_THREADS:
         for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -376,6 +387,9 @@ def main() -> None:
     parser.add_argument("--blas-threads", default="1",
                         help="the server's OPENBLAS_NUM_THREADS (and OMP_, MKL_); '' leaves "
                         "the environment as it is")
+    parser.add_argument("--switch-interval", type=float, default=0.0,
+                        help="the server's GIL switch interval in seconds "
+                        "(sys.setswitchinterval; 0: Python's default, 0.005)")
     parser.add_argument("--repeat", type=int, default=1,
                         help="measure the whole HTTP grid this many times, interleaved, and "
                         "print the medians")
@@ -393,9 +407,10 @@ def main() -> None:
                         default=["ucb-glm:refit=lazy", "ucb-glm", "linucb", "ecolog", "gloc"],
                         help="in-process policies, NAME[:PARAM=VALUE,...] (none: skip)")
     args = parser.parse_args()
-    global SYNCHRONOUS, PARAMS, STACK, BLAS_THREADS
+    global SYNCHRONOUS, PARAMS, STACK, BLAS_THREADS, SWITCH_INTERVAL
     SYNCHRONOUS, PARAMS, STACK = args.synchronous, args.params, args.stack
     BLAS_THREADS = args.blas_threads
+    SWITCH_INTERVAL = args.switch_interval
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
           f"Python {platform.python_version()}, {platform.system()} {platform.release()}")
     if args.policies:
@@ -428,6 +443,8 @@ def http_tables(args: argparse.Namespace) -> None:
     """The HTTP grid (sizes x clients x served x encodings), ``--repeat`` times interleaved
     (each row as measured, then the medians), then the profiles."""
     threads = f"BLAS threads {BLAS_THREADS}" if BLAS_THREADS else "BLAS threads as inherited"
+    if SWITCH_INTERVAL:
+        threads += f", GIL switch interval {SWITCH_INTERVAL * 1e3:g} ms"
     print(f"\n## Over HTTP ({STACK} stack, {threads}), SQLite log (synchronous={SYNCHRONOUS}); "
           f"decide "
           f"latency in ms; CPU: ms of CPU time the server / load-generator process used per "
