@@ -1,0 +1,93 @@
+"""The service's SQLite log alone: commit latency and CPU per decide+reward pair, K=100, d=50.
+
+``SQLiteStore`` (``synchronous = FULL``, WAL) receives what the service writes under load:
+per pair one decision row (40 KB of float64 contexts) and one reward row, a commit every
+``--group`` pairs (the grouping 16 HTTP clients reach). Variants: SQLite's page size (set
+before the database is created) and ``wal_autocheckpoint`` (pages of WAL after which the
+committing connection copies the WAL back into the database file, inside that commit).
+Medians over ``--repeat`` interleaved runs.
+
+Run:  PYTHONPATH=src python benchmarks/service_sqlite_commits.py [--pairs 3000] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import sqlite3
+import tempfile
+import time
+
+import numpy as np
+
+from glmbandits.service import sqlite_store
+from glmbandits.service.events import Event
+
+VARIANTS = [("page 4096, autocheckpoint 1000 (as served)", 4096, 1000),
+            ("page 16384, autocheckpoint 1000", 16384, 1000),
+            ("page 65536, autocheckpoint 1000", 65536, 1000),
+            ("page 4096, autocheckpoint 300", 4096, 300),
+            ("page 4096, autocheckpoint 100", 4096, 100)]
+
+
+def run(page_size: int, autocheckpoint: int, pairs: int, group: int) -> list[float]:
+    """[commit p50, p99, max (ms), CPU µs per pair (user + system)] of one run."""
+    connect = sqlite_store._connect
+
+    def variant(path: str, synchronous: str) -> sqlite3.Connection:
+        connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False,
+                                     timeout=30.0)
+        connection.execute(f"PRAGMA page_size={page_size}")  # before the file has pages
+        connection.execute("PRAGMA journal_mode=WAL")
+        connection.execute(f"PRAGMA synchronous={synchronous}")
+        connection.execute(f"PRAGMA wal_autocheckpoint={autocheckpoint}")
+        return connection
+
+    sqlite_store._connect = variant
+    try:
+        store = sqlite_store.SQLiteStore(os.path.join(tempfile.mkdtemp(), "log.db"))
+    finally:
+        sqlite_store._connect = connect
+    rng = np.random.default_rng(0)
+    X, p = rng.normal(size=(100, 50)), np.full(100, 0.01)
+    commits = []
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    for i in range(pairs):
+        decision_id = f"{i % 16}-{i}"
+        store.append(Event("decision", decision_id, 1.0, contexts=X, action=3,
+                           probabilities=p, propensity=0.01, model_version=i))
+        store.append(Event("reward", decision_id, 1.0, reward=1.0, status="learned"))
+        if i % group == group - 1:
+            start = time.perf_counter()
+            store.commit()
+            commits.append(time.perf_counter() - start)
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    assert store._db.execute("PRAGMA page_size").fetchone()[0] == page_size
+    store.close()
+    ms = np.array(commits) * 1e3
+    cpu = (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) / pairs
+    return [float(np.median(ms)), float(np.percentile(ms, 99)), float(ms.max()), cpu * 1e6]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pairs", type=int, default=3000)
+    parser.add_argument("--group", type=int, default=5, help="pairs per commit")
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    results: dict[str, list] = {name: [] for name, _, _ in VARIANTS}
+    for _ in range(args.repeat):
+        for name, page_size, autocheckpoint in VARIANTS:
+            results[name].append(run(page_size, autocheckpoint, args.pairs, args.group))
+    print(f"SQLite log alone: {args.pairs} pairs, a commit every {args.group}, "
+          f"synchronous=FULL; medians of {args.repeat} interleaved runs\n")
+    print("| variant | commit p50 ms | commit p99 ms | commit max ms | CPU µs/pair |\n"
+          "|---|---:|---:|---:|---:|")
+    for name, runs in results.items():
+        p50, p99, worst, cpu = np.median(np.array(runs), axis=0)
+        print(f"| {name} | {p50:.2f} | {p99:.2f} | {worst:.2f} | {cpu:.0f} |")
+
+
+if __name__ == "__main__":
+    main()
