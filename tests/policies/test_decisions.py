@@ -727,7 +727,7 @@ class _Sink:
     def __init__(self, fail: str = "") -> None:
         self.fail, self.events = fail, []
 
-    def record_decision(self, decision_id, *args) -> None:
+    def record_decision(self, decision_id, *args, **kwargs) -> None:
         if self.fail == "decision":
             raise OSError("disk full")
         self.events.append(("decision", decision_id))

@@ -233,7 +233,7 @@ class EventLog:
 
     def record_decision(self, decision_id: str, timestamp: float, contexts: np.ndarray,
                         probabilities: np.ndarray, action: int, propensity: float,
-                        model_version: int) -> None:
+                        model_version: int, *, tag: int | None = None) -> None:
         """Append one decision; committed when this returns (outside :meth:`batch`).
 
         ``contexts`` (K, d) and ``probabilities`` (K,) are stored as float64

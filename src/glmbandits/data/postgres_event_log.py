@@ -267,7 +267,7 @@ class PostgresEventLog:
 
     def record_decision(self, decision_id: str, timestamp: float, contexts: np.ndarray,
                         probabilities: np.ndarray, action: int, propensity: float,
-                        model_version: int) -> None:
+                        model_version: int, *, tag: int | None = None) -> None:
         """Append one decision; committed when this returns (outside :meth:`batch`).
 
         The checks are those of :meth:`glmbandits.data.EventLog.record_decision`;

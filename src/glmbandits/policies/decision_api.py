@@ -191,7 +191,7 @@ class DecisionAPI:
                 timestamp=now)
             if log is not None:
                 log.record_decision(decision_id, now, X, decision.probabilities,
-                                    action, decision.propensity, self.n_updates_)
+                                    action, decision.propensity, self.n_updates_, tag=tag)
         except BaseException:
             if record is not None:
                 record.restore()

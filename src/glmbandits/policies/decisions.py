@@ -122,8 +122,10 @@ class EventSink(Protocol):
 
     def record_decision(self, decision_id: str, timestamp: float, contexts: np.ndarray,
                         probabilities: np.ndarray, action: int, propensity: float,
-                        model_version: int) -> None:
-        """Append one decision (before ``decide`` returns it)."""
+                        model_version: int, *, tag: int | None = None) -> None:
+        """Append one decision (before ``decide`` returns it); ``tag`` is what the
+        algorithm attached to it (SupCB-GLM's stage, else None), which a learner that
+        did not make the decision needs to learn from its reward."""
 
     def record_reward(self, decision_id: str, timestamp: float, reward: float,
                       status: str) -> None:

@@ -4,7 +4,11 @@ Kinds, in the order they happen:
 
 ``decision``
     ``Policy.decide`` made a new decision: contexts (K, d), the excluded rows,
-    the action, its probabilities and propensity, the model version.
+    the action, its probabilities and propensity, the model version, and the
+    policy's tag for the decision (SupCB-GLM's stage; what a learner that did
+    not make the decision needs to learn from it). In shadow mode the action is
+    the client's default action, ``policy_action`` the policy's own choice and
+    the propensity is None (the client chose, with no known probability).
 ``retry``
     a ``decide`` that repeated a pending decision (same id and request): the
     same answer; replayed, so that the retry count is restored too.
@@ -54,6 +58,8 @@ class Event:
     reward: float | None = None
     status: str | None = None
     older_than: float | None = None
+    policy_action: int | None = None
+    tag: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict with the fields that apply (floats round-trip exactly)."""
@@ -61,8 +67,8 @@ class Event:
                                "decision_id": self.decision_id, "timestamp": self.timestamp}
         if self.contexts is not None:
             out["contexts"] = self.contexts.tolist()
-        for name in ("excluded", "action", "propensity", "model_version", "status",
-                     "older_than"):
+        for name in ("excluded", "action", "policy_action", "propensity", "model_version",
+                     "tag", "status", "older_than"):
             value = getattr(self, name)
             if value is not None:
                 out[name] = list(value) if name == "excluded" else value
@@ -97,12 +103,13 @@ class LogSink:
 
     def record_decision(self, decision_id: str, timestamp: float, contexts: np.ndarray,
                         probabilities: np.ndarray, action: int, propensity: float,
-                        model_version: int) -> None:
+                        model_version: int, *, tag: int | None = None) -> None:
         self.append(Event("decision", decision_id, timestamp,
                           contexts=np.array(contexts, dtype=np.float64),
                           excluded=self.excluded, action=int(action),
                           probabilities=np.array(probabilities, dtype=np.float64),
-                          propensity=float(propensity), model_version=int(model_version)))
+                          propensity=float(propensity), model_version=int(model_version),
+                          tag=None if tag is None else int(tag)))
 
     def record_reward(self, decision_id: str, timestamp: float, reward: float,
                       status: str) -> None:

@@ -35,7 +35,9 @@ CREATE TABLE IF NOT EXISTS events (
     model_version INTEGER,
     reward REAL,
     status TEXT,
-    older_than REAL
+    older_than REAL,
+    policy_action INTEGER,
+    tag INTEGER
 );
 CREATE INDEX IF NOT EXISTS events_decision ON events (decision_id);
 CREATE TABLE IF NOT EXISTS snapshots (
@@ -48,10 +50,15 @@ CREATE TABLE IF NOT EXISTS snapshots (
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 _COLUMNS = ("seq, kind, decision_id, timestamp, n_actions, contexts, excluded, action, "
-            "probabilities, propensity, model_version, reward, status, older_than")
+            "probabilities, propensity, model_version, reward, status, older_than, "
+            "policy_action, tag")
 _INSERT = ("INSERT INTO events (kind, decision_id, timestamp, n_actions, contexts, excluded, "
-           "action, probabilities, propensity, model_version, reward, status, older_than) "
-           "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+           "action, probabilities, propensity, model_version, reward, status, older_than, "
+           "policy_action, tag) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+#: the schema version this code writes; version 1 lacked ``policy_action`` and ``tag``
+SCHEMA_VERSION = 2
+#: columns added after version 1, added to an older file when it is opened
+_ADDED_COLUMNS = (("policy_action", "INTEGER"), ("tag", "INTEGER"))
 #: snapshots kept (older ones are deleted when a new one is written)
 _KEEP_SNAPSHOTS = 2
 
@@ -66,7 +73,8 @@ def _connect(path: str, synchronous: str) -> sqlite3.Connection:
 
 def _row_to_event(row: tuple) -> Event:
     (seq, kind, decision_id, timestamp, n_actions, contexts, excluded, action,
-     probabilities, propensity, model_version, reward, status, older_than) = row
+     probabilities, propensity, model_version, reward, status, older_than, policy_action,
+     tag) = row
     X = None
     if contexts is not None:
         X = np.frombuffer(contexts, dtype=np.float64).reshape(n_actions, -1).copy()
@@ -74,7 +82,7 @@ def _row_to_event(row: tuple) -> Event:
     return Event(kind, decision_id, timestamp, seq=seq, contexts=X,
                  excluded=Event.decode_excluded(excluded), action=action, probabilities=p,
                  propensity=propensity, model_version=model_version, reward=reward,
-                 status=status, older_than=older_than)
+                 status=status, older_than=older_than, policy_action=policy_action, tag=tag)
 
 
 class SQLiteStore:
@@ -110,8 +118,34 @@ class SQLiteStore:
         self._synchronous = synchronous
         self._db = _connect(path, synchronous)
         self._db.executescript(_SCHEMA)
+        self._migrate()
         self._in_transaction = False
         self._local = threading.local()
+
+    def _migrate(self) -> None:
+        """Bring a file written by an older version to :data:`SCHEMA_VERSION` (in one
+        transaction); refuse a file from a newer version."""
+        row = self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        version = 1 if row is None else int(row[0])
+        if version > SCHEMA_VERSION:
+            raise RuntimeError(f"{self.url}: the event log has schema version {version}, newer "
+                               f"than this glmbandits reads ({SCHEMA_VERSION}); upgrade glmbandits")
+        if version == SCHEMA_VERSION:
+            return
+        with self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            present = {info[1] for info in self._db.execute("PRAGMA table_info(events)")}
+            for name, kind in _ADDED_COLUMNS:
+                if name not in present:
+                    self._db.execute(f"ALTER TABLE events ADD COLUMN {name} {kind}")
+            self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES "
+                             "('schema_version', ?)", (str(SCHEMA_VERSION),))
+
+    def schema_version(self) -> int:
+        """The schema version of the file (:data:`SCHEMA_VERSION` once opened)."""
+        row = self._reader().execute(
+            "SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        return 1 if row is None else int(row[0])
 
     # -- writing (one thread) --------------------------------------------------------
     def append(self, event: Event) -> None:
@@ -127,7 +161,7 @@ class SQLiteStore:
             None if event.probabilities is None else
             np.ascontiguousarray(event.probabilities, dtype=np.float64).tobytes(),
             event.propensity, event.model_version, event.reward, event.status,
-            event.older_than))
+            event.older_than, event.policy_action, event.tag))
 
     def commit(self) -> int:
         if self._in_transaction:
