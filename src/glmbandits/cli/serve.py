@@ -74,8 +74,14 @@ def add_export_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--db", required=True, metavar="URL",
                         help="the service's event log, e.g. sqlite:///service.db")
     parser.add_argument("output", metavar="OUT.parquet", help="the Parquet file to write")
+    parser.add_argument("--events", action="store_true",
+                        help="one row per event (every column of the log) instead of the "
+                             "default: one row per decision with the reward the policy "
+                             "learned from it, which 'glmbandits replay --log OUT.parquet' "
+                             "and LoggedBanditData.from_parquet read")
     parser.add_argument("--after", type=int, default=0,
-                        help="only events with a sequence number above this (default: 0)")
+                        help="with --events: only events with a sequence number above this "
+                             "(default: 0)")
 
 
 def run_export(args: argparse.Namespace) -> int:
@@ -93,6 +99,10 @@ def run_export(args: argparse.Namespace) -> int:
         return 2
     from ..service.export import export_parquet
 
-    count = export_parquet(args.db, args.output, after=args.after)
-    print(f"wrote {count} events to {args.output}")
+    if args.after and not args.events:
+        print("error: --after needs --events (a decision joins rewards logged after it)",
+              file=sys.stderr)
+        return 2
+    count = export_parquet(args.db, args.output, events=args.events, after=args.after)
+    print(f"wrote {count} {'events' if args.events else 'decisions'} to {args.output}")
     return 0

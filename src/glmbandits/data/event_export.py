@@ -19,7 +19,7 @@ import numpy as np
 from .event_log import EventLog
 from .event_records import SCHEMA_VERSION, DecisionEvent, Event, RewardEvent
 
-__all__ = ["JoinedDecisions", "export_parquet", "read_parquet_columns"]
+__all__ = ["JoinedDecisions", "export_parquet", "write_joined_parquet", "read_parquet_columns"]
 
 
 # -- joining ----------------------------------------------------------------------
@@ -190,11 +190,24 @@ def export_parquet(log: EventLog | str | Path, path: str | Path, *,
     [1.0]
     """
     owner = "export_parquet"
-    pa = _require_pyarrow(owner)
-    import pyarrow.parquet as pq
-
+    _require_pyarrow(owner)
     joined = JoinedDecisions.from_log(log, include_defaults=include_defaults,
                                       owner=owner)
+    return write_joined_parquet(joined, path, include_defaults=include_defaults)
+
+
+def write_joined_parquet(joined: JoinedDecisions, path: str | Path, *,
+                         include_defaults: bool = True) -> Path:
+    """Write joined decisions in :func:`export_parquet`'s format (one row per decision).
+
+    The writer behind :func:`export_parquet`, for any source of joined decisions
+    (the decision service's log, :mod:`glmbandits.service.export`, uses it too),
+    so that :meth:`~glmbandits.data.LoggedBanditData.from_parquet` and
+    ``glmbandits replay --log FILE.parquet`` read every export the same way.
+    """
+    pa = _require_pyarrow("write_joined_parquet")
+    import pyarrow.parquet as pq
+
     n = len(joined)
     K = np.array([p.shape[0] for p in joined.probabilities], dtype=np.int64)
     d = np.array([X.shape[1] for X in joined.contexts], dtype=np.int64)
