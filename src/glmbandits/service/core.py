@@ -153,12 +153,18 @@ class DecisionService:
             after, data = snapshot
             policy = decode_snapshot(data)
         policy.event_log = None
-        last = replay_events(policy, self.store.events(after=after))
+        replayed = [0]  # counted, not seq differences: PostgreSQL's seqs may have gaps
+
+        def tail() -> Any:
+            for event in self.store.events(after=after):
+                replayed[0] += 1
+                yield event
+
+        replay_events(policy, tail())
         policy.event_log = self._sink
         self.policy = policy
         self.snapshot_seq = after
-        self.restored_from = {"snapshot_seq": after, "replayed_events": max(0, last - after)
-                              if last else 0}
+        self.restored_from = {"snapshot_seq": after, "replayed_events": replayed[0]}
         self._totals = self.store.totals()
 
     def stop(self, *, snapshot: bool = True, timeout: float = 30.0) -> None:
