@@ -311,6 +311,11 @@ class DecisionAPI:
                                            request_digest(X, candidates)), now)
         return decision
 
+    def check_reward(self, reward: Any) -> float:
+        """``reward`` as a float if the family accepts it, else ValueError/TypeError (what
+        :meth:`reward` would refuse; a process that only logs rewards checks them first)."""
+        return self._check_reward(reward, f"{type(self).__name__}.reward")
+
     def reseed(self, entropy: Any = None) -> Any:
         """Replace the policy's random generator by ``numpy.random.default_rng(entropy)``.
 

@@ -236,6 +236,20 @@ class PostgresStore:
             "INSERT INTO glmbandits_service_meta (key, value) VALUES (%s, %s) "
             "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value", (key, value))
 
+    def claim_topology(self, topology: str) -> None:
+        """Record how this log is served (``"single"``: ``--role all``; ``"scale-out"``: API
+        processes and a learner), or refuse with ValueError if it was served the other way:
+        a ``--role all`` service replays decisions by deciding again, a learner registers
+        them, and the two logs are not interchangeable."""
+        self._live_writer().execute(
+            "INSERT INTO glmbandits_service_meta (key, value) VALUES ('topology', %s) "
+            "ON CONFLICT (key) DO NOTHING", (topology,))
+        stored = self.get_meta("topology")
+        if stored != topology:
+            raise ValueError(f"{self.url}: this event log is served as {stored!r} (the role "
+                             f"{'all' if stored == 'single' else 'api/learner'}); it cannot be "
+                             f"served as {topology!r}. Use another database or schema.")
+
     # -- reading (any thread) -----------------------------------------------------------
     def _rows(self, sql: str, params: tuple = ()) -> list[tuple]:
         """A query on the reader connection, retried once on a new one if it was cut."""

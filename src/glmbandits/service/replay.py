@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
+from ..policies.decisions import UnknownDecisionError
 from .events import Event
 
 __all__ = ["apply_event", "replay_events", "rebuild_from_log", "ReplayMismatchError",
@@ -75,7 +76,7 @@ def rebuild_from_log(config: Any, store: Any) -> Any:
     return policy
 
 
-def learn_event(policy: Any, event: Event) -> None:
+def learn_event(policy: Any, event: Event) -> bool:
     """Apply one logged event the way the learner does (``policy.event_log`` must be None).
 
     ``decision``: registered as pending (the logged row, probabilities, propensity,
@@ -83,7 +84,21 @@ def learn_event(policy: Any, event: Event) -> None:
     status the API process logged (``accepted``, ``duplicate``, ``late``): the
     policy finds again that a reward is a duplicate or late. ``expire``: the sweep is
     run at its logged time. ``retry`` and ``expiry`` rows change no model.
+
+    A reward the policy refuses (its decision closed longer ago than
+    ``max_resolved``, or a sample whose learning would overflow: the policy is
+    unchanged either way) is skipped, and so is a decision it cannot keep; the
+    outcome depends on the state only, so a rebuild skips the same events. Returns
+    whether the event was applied.
     """
+    try:
+        _learn(policy, event)
+    except (UnknownDecisionError, ValueError, TypeError):
+        return False
+    return True
+
+
+def _learn(policy: Any, event: Event) -> None:
     if event.kind == "decision":
         policy.register_decision(
             event.decision_id, event.contexts, event.action, event.probabilities,
