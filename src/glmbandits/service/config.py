@@ -295,7 +295,7 @@ expire_every = 1.0        # seconds between sweeps that close decisions past rew
 [service]
 host = "127.0.0.1"        # overridden by --host
 port = 8000               # overridden by --port
-# db = "sqlite:///events.db"   # or postgresql://user@host/db; overridden by --db; default: <config name>.db
+# db = "sqlite:///events.db"   # or postgresql://...; --db overrides; default: CONFIG.db
 max_body_bytes = 4194304  # larger request bodies are refused with 413
 snapshot_every = 10000    # write a snapshot of the model every N events
 synchronous = "FULL"      # SQLite: FULL survives power loss, NORMAL only process crashes

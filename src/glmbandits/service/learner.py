@@ -92,6 +92,7 @@ class Learner:
         self.store.claim_topology("scale-out")
         check_store_config(self.config, self.store)
         connection = self.store.connect("glmbandits-learner-lock")
+        self._waiting_since = time.monotonic()
         try:
             while not stop.is_set():
                 acquired = False
@@ -108,6 +109,7 @@ class Learner:
             connection.close()
 
     _told = False
+    _waiting_since = 0.0
 
     def _tell_waiting(self, key: int) -> None:
         if not self._told:
@@ -119,7 +121,8 @@ class Learner:
     def _learn(self, lock: AdvisoryLock, stop: threading.Event) -> None:
         replayed = self.restore()
         logger.info("glmbandits learner: holding the learner lock (waited %.1f s); restored "
-                    "from snapshot seq %d + %d events, model_version %d", lock.waited,
+                    "from snapshot seq %d + %d events, model_version %d",
+                    time.monotonic() - self._waiting_since,
                     self.published_seq, replayed, self.policy.model_version)
         while not stop.is_set():
             applied, caught_up = self.step()
