@@ -43,8 +43,8 @@ import numpy as np
 from ..policies.decisions import UnknownDecisionError, check_excluded, digest_matches
 from .config import ServiceConfig
 from .events import Event, LogSink
-from .replay import replay_events
-from .snapshot import decode_snapshot, encode_snapshot
+from .replay import policy_from_snapshot, replay_events
+from .snapshot import encode_snapshot
 from .store import Store
 
 __all__ = ["DecisionService", "ServiceError", "Invalid", "NotFound", "Conflict",
@@ -157,13 +157,7 @@ class DecisionService:
         return self
 
     def _restore(self) -> None:
-        snapshot = self.store.latest_snapshot()
-        if snapshot is None:
-            policy, after = self.config.build_policy(), 0
-        else:
-            after, data = snapshot
-            policy = decode_snapshot(data)
-        policy.event_log = None
+        policy, after = policy_from_snapshot(self.config, self.store)
         replayed = [0]  # counted, not seq differences: PostgreSQL's seqs may have gaps
 
         def tail() -> Any:

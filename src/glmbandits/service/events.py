@@ -34,12 +34,12 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
 __all__ = ["Event", "LogSink", "EVENT_KINDS", "ROW_COLUMNS", "event_row", "event_from_row",
-           "total_keys"]
+           "total_keys", "page_events"]
 
 EVENT_KINDS = ("decision", "retry", "reward", "expiry", "expire")
 
@@ -141,6 +141,23 @@ def total_keys(kind: str, status: str | None) -> tuple[str, ...]:
     if kind == "expiry":
         return (f"expiries_{status}",)
     return ()
+
+
+def page_events(fetch: Callable[[int, int], list[tuple]], after: int, limit: int | None,
+                page: int = 1000) -> Iterator[Event]:
+    """Events with ``seq > after`` (at most ``limit``), read page by page:
+    ``fetch(last, size)`` returns up to ``size`` stored rows with ``seq > last`` in order."""
+    last, left = int(after), limit
+    while left is None or left > 0:
+        size = page if left is None else min(page, left)
+        rows = fetch(last, size)
+        for row in rows:
+            yield event_from_row(row)
+        if len(rows) < size:
+            return
+        last = rows[-1][0]
+        if left is not None:
+            left -= len(rows)
 
 
 class LogSink:

@@ -32,8 +32,8 @@ from .config import ServiceConfig
 from .core import check_store_config
 from .events import Event
 from .postgres_store import PostgresStore
-from .replay import learn_event
-from .snapshot import decode_snapshot, encode_snapshot
+from .replay import learn_event, policy_from_snapshot
+from .snapshot import encode_snapshot
 
 __all__ = ["Learner", "LostLockError"]
 
@@ -135,13 +135,7 @@ class Learner:
     def restore(self) -> int:
         """The newest published model plus the log after it; returns how many events
         were applied on top of the snapshot."""
-        snapshot = self.store.latest_snapshot()
-        if snapshot is None:
-            policy, after = self.config.build_policy(), 0
-        else:
-            after, data = snapshot
-            policy = decode_snapshot(data)
-        policy.event_log = None
+        policy, after = policy_from_snapshot(self.config, self.store)
         self.policy, self.seq, self.published_seq = policy, after, after
         count = 0
         for event in self.store.events(after=after):

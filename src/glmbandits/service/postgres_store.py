@@ -43,7 +43,7 @@ from typing import Any, Iterator
 
 from ..data.postgres_locks import (advisory_key, apply_migrations, connect, redact_url,
                                    require_psycopg)
-from .events import ROW_COLUMNS, Event, event_from_row, event_row, total_keys
+from .events import ROW_COLUMNS, Event, event_from_row, event_row, page_events, total_keys
 
 __all__ = ["PostgresStore", "ModelVersion", "MIGRATIONS", "SCHEMA_VERSION", "KEEP_VERSIONS",
            "CHANNEL"]
@@ -275,18 +275,9 @@ class PostgresStore:
 
     def events(self, after: int = 0, limit: int | None = None) -> Iterator[Event]:
         """Committed events with ``seq > after`` in sequence (= commit) order, page by page."""
-        last, left = int(after), limit
-        while left is None or left > 0:
-            size = _PAGE if left is None else min(_PAGE, left)
-            rows = self._rows(f"SELECT {_COLUMNS} FROM {_EVENTS} WHERE seq > %s ORDER BY seq "
-                              "LIMIT %s", (last, size))
-            for row in rows:
-                yield event_from_row(row)
-            if len(rows) < size:
-                return
-            last = rows[-1][0]
-            if left is not None:
-                left -= len(rows)
+        return page_events(lambda last, size: self._rows(
+            f"SELECT {_COLUMNS} FROM {_EVENTS} WHERE seq > %s ORDER BY seq LIMIT %s",
+            (last, size)), after, limit, _PAGE)
 
     def totals(self) -> dict[str, int]:
         """The counters (decisions, retries, rewards, rewards_<status>, ...) of every process."""

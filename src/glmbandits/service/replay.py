@@ -23,7 +23,7 @@ from ..policies.decisions import UnknownDecisionError
 from .events import Event
 
 __all__ = ["apply_event", "replay_events", "rebuild_from_log", "ReplayMismatchError",
-           "learn_event", "rebuild_learner_from_log"]
+           "learn_event", "rebuild_learner_from_log", "policy_from_snapshot"]
 
 
 class ReplayMismatchError(RuntimeError):
@@ -64,6 +64,21 @@ def replay_events(policy: Any, events: Iterable[Event]) -> int:
     finally:
         policy.event_log = sink
     return last
+
+
+def policy_from_snapshot(config: Any, store: Any) -> tuple[Any, int]:
+    """(the store's newest snapshot decoded, or a fresh policy; the seq it includes), with
+    no ``event_log`` set: where a restore starts before replaying the log after it."""
+    from .snapshot import decode_snapshot
+
+    snapshot = store.latest_snapshot()
+    if snapshot is None:
+        policy, after = config.build_policy(), 0
+    else:
+        after, data = snapshot
+        policy = decode_snapshot(data)
+    policy.event_log = None
+    return policy, after
 
 
 def rebuild_from_log(config: Any, store: Any) -> Any:

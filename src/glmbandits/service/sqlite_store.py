@@ -14,7 +14,7 @@ import sqlite3
 import threading
 from typing import Iterator
 
-from .events import ROW_COLUMNS, Event, event_from_row, event_row
+from .events import ROW_COLUMNS, Event, event_row, page_events
 
 __all__ = ["SQLiteStore"]
 
@@ -193,18 +193,9 @@ class SQLiteStore:
     def events(self, after: int = 0, limit: int | None = None) -> Iterator[Event]:
         reader = sqlite3.connect(self.path, isolation_level=None, timeout=30.0)
         try:
-            page, last, left = 1000, int(after), limit
-            while left is None or left > 0:
-                size = page if left is None else min(page, left)
-                rows = reader.execute(f"SELECT {_COLUMNS} FROM events WHERE seq > ? "
-                                      "ORDER BY seq LIMIT ?", (last, size)).fetchall()
-                for row in rows:
-                    yield event_from_row(row)
-                if len(rows) < size:
-                    return
-                last = rows[-1][0]
-                if left is not None:
-                    left -= len(rows)
+            yield from page_events(lambda last, size: reader.execute(
+                f"SELECT {_COLUMNS} FROM events WHERE seq > ? ORDER BY seq LIMIT ?",
+                (last, size)).fetchall(), after, limit)
         finally:
             reader.close()
 
