@@ -58,7 +58,7 @@ from .._validation import check_real
 from .event_records import (EXPIRY_OUTCOMES, REWARD_STATUSES, DecisionEvent, Event,
                             ExpiryEvent, RewardEvent, check_count, check_decision,
                             check_expiry, check_reward, decode)
-from .postgres_locks import advisory_key, redact_url, require_psycopg
+from .postgres_locks import apply_migrations, connect, redact_url, require_psycopg
 
 __all__ = ["PostgresEventLog", "POSTGRES_SCHEMA_VERSION", "MIGRATIONS"]
 
@@ -92,7 +92,6 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
 )
 POSTGRES_SCHEMA_VERSION = len(MIGRATIONS)
 COMPONENT = "event_log"
-_SCHEMA_LOCK = advisory_key("glmbandits.schema")
 _PAGE = 1024
 _COLUMNS = ("sequence, kind, decision_id, timestamp, n_actions, n_features, contexts, "
             "probabilities, action, propensity, model_version, reward, status")
@@ -105,38 +104,12 @@ _LOCK = "LOCK TABLE glmbandits_events IN SHARE ROW EXCLUSIVE MODE"
 def migrate(connection: Any, owner: str) -> int:
     """Create or migrate the event-log schema on an autocommit ``connection``; its version.
 
-    One transaction under a transaction-level advisory lock: concurrent callers
-    wait for each other and the second finds the work done. A database whose
-    recorded version is newer than :data:`POSTGRES_SCHEMA_VERSION`, or that holds a
-    ``glmbandits_events`` table without a recorded version, is refused (ValueError)
-    and left unchanged.
+    :func:`~glmbandits.data.postgres_locks.apply_migrations` with :data:`MIGRATIONS`
+    (one transaction under an advisory lock; a newer or foreign schema is refused
+    with ValueError and left unchanged).
     """
-    with connection.transaction():
-        connection.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
-        connection.execute("CREATE TABLE IF NOT EXISTS glmbandits_schema_version ("
-                           "component text PRIMARY KEY, version integer NOT NULL, "
-                           "migrated_at timestamptz NOT NULL DEFAULT now())")
-        row = connection.execute("SELECT version FROM glmbandits_schema_version "
-                                 "WHERE component = %s", (COMPONENT,)).fetchone()
-        current = 0 if row is None else int(row[0])
-        if current > POSTGRES_SCHEMA_VERSION:
-            raise ValueError(f"{owner}: the event log has schema version {current}; this "
-                             f"glmbandits knows versions up to {POSTGRES_SCHEMA_VERSION} (a "
-                             "newer glmbandits wrote it?); it was not modified")
-        if current == 0 and connection.execute(
-                "SELECT to_regclass('glmbandits_events') IS NOT NULL").fetchone()[0]:
-            raise ValueError(f"{owner}: the database has a glmbandits_events table but no "
-                             "recorded schema version: it is not a glmbandits event log; it "
-                             "was not modified")
-        for version in range(current + 1, POSTGRES_SCHEMA_VERSION + 1):
-            for statement in MIGRATIONS[version - 1]:
-                connection.execute(statement)
-        if current < POSTGRES_SCHEMA_VERSION:
-            connection.execute(
-                "INSERT INTO glmbandits_schema_version (component, version) VALUES (%s, %s) "
-                "ON CONFLICT (component) DO UPDATE SET version = EXCLUDED.version, "
-                "migrated_at = now()", (COMPONENT, POSTGRES_SCHEMA_VERSION))
-    return POSTGRES_SCHEMA_VERSION
+    return apply_migrations(connection, owner, COMPONENT, MIGRATIONS, "glmbandits_events",
+                            what="event log")
 
 
 class PostgresEventLog:
@@ -188,9 +161,8 @@ class PostgresEventLog:
             raise
 
     def _connect(self) -> Any:
-        return self._psycopg.connect(self._url, autocommit=True,
-                                     connect_timeout=max(1, math.ceil(self.connect_timeout)),
-                                     application_name="glmbandits-event-log")
+        return connect(self._url, application_name="glmbandits-event-log",
+                       connect_timeout=self.connect_timeout, owner=self._owner)
 
     # -- lifecycle ---------------------------------------------------------------
     def _live(self, owner: str) -> Any:

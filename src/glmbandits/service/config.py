@@ -139,7 +139,7 @@ _SCHEMA: dict[str, dict[str, tuple[type | tuple[type, ...], str]]] = {
                   "max_resolved": (int, "an integer >= 1"),
                   "expire_every": ((int, float), "seconds > 0")},
     "service": {"host": (str, "a host name or address"), "port": (int, "a port 1-65535"),
-                "db": (str, "a sqlite:/// URL"),
+                "db": (str, "a sqlite:/// or postgresql:// URL"),
                 "max_body_bytes": (int, "an integer >= 1024"),
                 "snapshot_every": (int, "an integer >= 1"),
                 "synchronous": (str, "'FULL' or 'NORMAL'")},
@@ -295,7 +295,7 @@ expire_every = 1.0        # seconds between sweeps that close decisions past rew
 [service]
 host = "127.0.0.1"        # overridden by --host
 port = 8000               # overridden by --port
-# db = "sqlite:///events.db"   # overridden by --db; default: <config name>.db next to it
+# db = "sqlite:///events.db"   # or postgresql://...; --db overrides; default: CONFIG.db
 max_body_bytes = 4194304  # larger request bodies are refused with 413
 snapshot_every = 10000    # write a snapshot of the model every N events
 synchronous = "FULL"      # SQLite: FULL survives power loss, NORMAL only process crashes

@@ -43,12 +43,12 @@ import numpy as np
 from ..policies.decisions import UnknownDecisionError, check_excluded, digest_matches
 from .config import ServiceConfig
 from .events import Event, LogSink
-from .replay import replay_events
-from .snapshot import decode_snapshot, encode_snapshot
+from .replay import policy_from_snapshot, replay_events
+from .snapshot import encode_snapshot
 from .store import Store
 
 __all__ = ["DecisionService", "ServiceError", "Invalid", "NotFound", "Conflict",
-           "Unavailable", "StoreMismatchError"]
+           "Unavailable", "StoreMismatchError", "check_store_config"]
 
 _STOP = object()
 
@@ -92,6 +92,21 @@ class StoreMismatchError(RuntimeError):
     """The store's log was written by a service with another policy config."""
 
 
+def check_store_config(config: ServiceConfig, store: Store) -> None:
+    """Record the config's fingerprint in a new store, or refuse (StoreMismatchError) a
+    store whose log was written with another policy config."""
+    fingerprint = config.fingerprint()
+    stored = store.get_meta("config")
+    if stored is None:
+        store.set_meta("config", fingerprint)
+    elif stored != fingerprint:
+        raise StoreMismatchError(
+            f"the event log {store.url} was written by a service with another policy "
+            f"config; replaying it into this one would not rebuild the model.\n  log's "
+            f"config:  {stored}\n  this config: {fingerprint}\nUse a new --db or the "
+            "original config.")
+
+
 class DecisionService:
     """Decide and reward with one policy, every event durable before the answer.
 
@@ -106,6 +121,11 @@ class DecisionService:
     max_batch : int, default 256
         The most requests one commit covers.
     """
+
+    #: whether the worker runs the expiry sweep (a scale-out API process leaves it to the
+    #: learner) and writes snapshots (the learner publishes them instead)
+    sweeps = True
+    writes_snapshots = True
 
     def __init__(self, config: ServiceConfig, store: Store, *,
                  clock: Callable[[], float] = time.time, max_batch: int = 256) -> None:
@@ -129,16 +149,7 @@ class DecisionService:
     # -- life cycle ------------------------------------------------------------------
     def start(self) -> "DecisionService":
         """Check the store's config, restore the policy (snapshot + log tail), start the worker."""
-        fingerprint = self.config.fingerprint()
-        stored = self.store.get_meta("config")
-        if stored is None:
-            self.store.set_meta("config", fingerprint)
-        elif stored != fingerprint:
-            raise StoreMismatchError(
-                f"the event log {self.store.url} was written by a service with another policy "
-                f"config; replaying it into this one would not rebuild the model.\n  log's "
-                f"config:  {stored}\n  this config: {fingerprint}\nUse a new --db or the "
-                "original config.")
+        check_store_config(self.config, self.store)
         self._restore()
         self._thread = threading.Thread(target=self._work, name="glmbandits-service-worker",
                                         daemon=True)
@@ -146,19 +157,19 @@ class DecisionService:
         return self
 
     def _restore(self) -> None:
-        snapshot = self.store.latest_snapshot()
-        if snapshot is None:
-            policy, after = self.config.build_policy(), 0
-        else:
-            after, data = snapshot
-            policy = decode_snapshot(data)
-        policy.event_log = None
-        last = replay_events(policy, self.store.events(after=after))
+        policy, after = policy_from_snapshot(self.config, self.store)
+        replayed = [0]  # counted, not seq differences: PostgreSQL's seqs may have gaps
+
+        def tail() -> Any:
+            for event in self.store.events(after=after):
+                replayed[0] += 1
+                yield event
+
+        replay_events(policy, tail())
         policy.event_log = self._sink
         self.policy = policy
         self.snapshot_seq = after
-        self.restored_from = {"snapshot_seq": after, "replayed_events": max(0, last - after)
-                              if last else 0}
+        self.restored_from = {"snapshot_seq": after, "replayed_events": replayed[0]}
         self._totals = self.store.totals()
 
     def stop(self, *, snapshot: bool = True, timeout: float = 30.0) -> None:
@@ -167,7 +178,7 @@ class DecisionService:
             self._queue.put(_STOP)
             self._thread.join(timeout)
             self._thread = None
-        if snapshot and self.store.last_seq() > self.snapshot_seq:
+        if snapshot and self.writes_snapshots and self.store.last_seq() > self.snapshot_seq:
             self.write_snapshot()
         self.store.close()
 
@@ -317,7 +328,7 @@ class DecisionService:
         self._staged.append(event)
 
     def _work(self) -> None:
-        reward_wait = self.config.decisions.reward_wait
+        reward_wait = self.config.decisions.reward_wait if self.sweeps else None
         every = self.config.decisions.expire_every
         while True:
             try:
@@ -393,7 +404,8 @@ class DecisionService:
                 future.set_result(value)
             else:
                 future.set_exception(error)
-        if self.store.last_seq() - self.snapshot_seq >= self.config.snapshot_every:
+        if self.writes_snapshots and \
+                self.store.last_seq() - self.snapshot_seq >= self.config.snapshot_every:
             try:
                 self.write_snapshot()
             except Exception:  # a missed snapshot only makes the next start replay more

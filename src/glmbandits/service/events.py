@@ -23,8 +23,10 @@ Kinds, in the order they happen:
     a sweep ``Policy.expire(older_than, now=timestamp)`` that closed at least
     one decision; replay calls it again.
 
-Every event has a sequence number (``seq``, from 1, with no gaps in a
-committed log) and a timestamp in seconds.
+Every event has a sequence number (``seq``, from 1, increasing in commit order)
+and a timestamp in seconds. On SQLite the committed sequence has no gaps; on
+PostgreSQL a rolled-back batch leaves a gap that is never filled (sequences are
+not transactional), so nothing may count events by subtracting sequence numbers.
 """
 
 from __future__ import annotations
@@ -32,11 +34,12 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
-__all__ = ["Event", "LogSink", "EVENT_KINDS"]
+__all__ = ["Event", "LogSink", "EVENT_KINDS", "ROW_COLUMNS", "event_row", "event_from_row",
+           "total_keys", "page_events"]
 
 EVENT_KINDS = ("decision", "retry", "reward", "expiry", "expire")
 
@@ -87,6 +90,74 @@ class Event:
     def decode_excluded(text: str | None) -> tuple[int, ...] | None:
         """Inverse of :meth:`encode_excluded`."""
         return None if text is None else tuple(int(i) for i in json.loads(text))
+
+
+#: The stored columns of an event after ``seq``, in the order of :func:`event_row`.
+ROW_COLUMNS = ("kind", "decision_id", "timestamp", "n_actions", "contexts", "excluded", "action",
+               "probabilities", "propensity", "model_version", "reward", "status",
+               "older_than", "policy_action", "tag")
+
+
+def event_row(event: Event) -> tuple:
+    """The values of :data:`ROW_COLUMNS` for ``event`` (arrays as float64 bytes)."""
+    X = event.contexts
+    return (event.kind, event.decision_id, event.timestamp,
+            None if X is None else X.shape[0],
+            None if X is None else np.ascontiguousarray(X, dtype=np.float64).tobytes(),
+            Event.encode_excluded(event.excluded), event.action,
+            None if event.probabilities is None else
+            np.ascontiguousarray(event.probabilities, dtype=np.float64).tobytes(),
+            event.propensity, event.model_version, event.reward, event.status,
+            event.older_than, event.policy_action, event.tag)
+
+
+def event_from_row(row: tuple) -> Event:
+    """Inverse of :func:`event_row`, for a stored row ``(seq, *ROW_COLUMNS)``."""
+    (seq, kind, decision_id, timestamp, n_actions, contexts, excluded, action,
+     probabilities, propensity, model_version, reward, status, older_than, policy_action,
+     tag) = row
+    X = None
+    if contexts is not None:
+        X = np.frombuffer(contexts, dtype=np.float64).reshape(n_actions, -1).copy()
+    p = None if probabilities is None else np.frombuffer(probabilities, dtype=np.float64).copy()
+    return Event(kind, decision_id, timestamp, seq=seq, contexts=X,
+                 excluded=Event.decode_excluded(excluded), action=action, probabilities=p,
+                 propensity=propensity, model_version=model_version, reward=reward,
+                 status=status, older_than=older_than, policy_action=policy_action, tag=tag)
+
+
+def total_keys(kind: str, status: str | None) -> tuple[str, ...]:
+    """The keys of the log's totals (``Store.totals``) that one event adds 1 to.
+
+    >>> total_keys("reward", "learned")
+    ('rewards', 'rewards_learned')
+    """
+    if kind == "decision":
+        return ("decisions",)
+    if kind == "retry":
+        return ("retries",)
+    if kind == "reward":
+        return ("rewards", f"rewards_{status}")
+    if kind == "expiry":
+        return (f"expiries_{status}",)
+    return ()
+
+
+def page_events(fetch: Callable[[int, int], list[tuple]], after: int, limit: int | None,
+                page: int = 1000) -> Iterator[Event]:
+    """Events with ``seq > after`` (at most ``limit``), read page by page:
+    ``fetch(last, size)`` returns up to ``size`` stored rows with ``seq > last`` in order."""
+    last, left = int(after), limit
+    while left is None or left > 0:
+        size = page if left is None else min(page, left)
+        rows = fetch(last, size)
+        for row in rows:
+            yield event_from_row(row)
+        if len(rows) < size:
+            return
+        last = rows[-1][0]
+        if left is not None:
+            left -= len(rows)
 
 
 class LogSink:

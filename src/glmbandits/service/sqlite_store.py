@@ -14,9 +14,7 @@ import sqlite3
 import threading
 from typing import Iterator
 
-import numpy as np
-
-from .events import Event
+from .events import ROW_COLUMNS, Event, event_row, page_events
 
 __all__ = ["SQLiteStore"]
 
@@ -49,12 +47,9 @@ CREATE TABLE IF NOT EXISTS snapshots (
 );
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
-_COLUMNS = ("seq, kind, decision_id, timestamp, n_actions, contexts, excluded, action, "
-            "probabilities, propensity, model_version, reward, status, older_than, "
-            "policy_action, tag")
-_INSERT = ("INSERT INTO events (kind, decision_id, timestamp, n_actions, contexts, excluded, "
-           "action, probabilities, propensity, model_version, reward, status, older_than, "
-           "policy_action, tag) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+_COLUMNS = "seq, " + ", ".join(ROW_COLUMNS)
+_INSERT = (f"INSERT INTO events ({', '.join(ROW_COLUMNS)}) "
+           f"VALUES ({', '.join('?' * len(ROW_COLUMNS))})")
 #: the schema version this code writes; version 1 lacked ``policy_action`` and ``tag``
 SCHEMA_VERSION = 2
 #: columns added after version 1, added to an older file when it is opened
@@ -69,20 +64,6 @@ def _connect(path: str, synchronous: str) -> sqlite3.Connection:
     connection.execute("PRAGMA journal_mode=WAL")
     connection.execute(f"PRAGMA synchronous={synchronous}")
     return connection
-
-
-def _row_to_event(row: tuple) -> Event:
-    (seq, kind, decision_id, timestamp, n_actions, contexts, excluded, action,
-     probabilities, propensity, model_version, reward, status, older_than, policy_action,
-     tag) = row
-    X = None
-    if contexts is not None:
-        X = np.frombuffer(contexts, dtype=np.float64).reshape(n_actions, -1).copy()
-    p = None if probabilities is None else np.frombuffer(probabilities, dtype=np.float64).copy()
-    return Event(kind, decision_id, timestamp, seq=seq, contexts=X,
-                 excluded=Event.decode_excluded(excluded), action=action, probabilities=p,
-                 propensity=propensity, model_version=model_version, reward=reward,
-                 status=status, older_than=older_than, policy_action=policy_action, tag=tag)
 
 
 class SQLiteStore:
@@ -152,16 +133,7 @@ class SQLiteStore:
         if not self._in_transaction:
             self._db.execute("BEGIN IMMEDIATE")
             self._in_transaction = True
-        X = event.contexts
-        self._db.execute(_INSERT, (
-            event.kind, event.decision_id, event.timestamp,
-            None if X is None else X.shape[0],
-            None if X is None else np.ascontiguousarray(X, dtype=np.float64).tobytes(),
-            Event.encode_excluded(event.excluded), event.action,
-            None if event.probabilities is None else
-            np.ascontiguousarray(event.probabilities, dtype=np.float64).tobytes(),
-            event.propensity, event.model_version, event.reward, event.status,
-            event.older_than, event.policy_action, event.tag))
+        self._db.execute(_INSERT, event_row(event))
 
     def commit(self) -> int:
         if self._in_transaction:
@@ -221,18 +193,9 @@ class SQLiteStore:
     def events(self, after: int = 0, limit: int | None = None) -> Iterator[Event]:
         reader = sqlite3.connect(self.path, isolation_level=None, timeout=30.0)
         try:
-            page, last, left = 1000, int(after), limit
-            while left is None or left > 0:
-                size = page if left is None else min(page, left)
-                rows = reader.execute(f"SELECT {_COLUMNS} FROM events WHERE seq > ? "
-                                      "ORDER BY seq LIMIT ?", (last, size)).fetchall()
-                for row in rows:
-                    yield _row_to_event(row)
-                if len(rows) < size:
-                    return
-                last = rows[-1][0]
-                if left is not None:
-                    left -= len(rows)
+            yield from page_events(lambda last, size: reader.execute(
+                f"SELECT {_COLUMNS} FROM events WHERE seq > ? ORDER BY seq LIMIT ?",
+                (last, size)).fetchall(), after, limit)
         finally:
             reader.close()
 
