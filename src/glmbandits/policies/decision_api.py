@@ -33,8 +33,8 @@ from .._validation import check_contexts, check_real, format_value
 from ..estimation.checkpoint import checkpoint
 from .decisions import (DEFAULTED, DROPPED, DUPLICATE, HELD, LATE, LEARNED, Decision,
                         EventSink, PendingDecision, PendingDecisions, UnknownDecisionError,
-                        _read_only, check_decision_id, check_excluded, check_timestamp,
-                        digest_matches, request_digest)
+                        _read_only, check_decision_id, check_default_action, check_excluded,
+                        check_timestamp, digest_matches, request_digest)
 
 __all__ = ["DecisionAPI", "REWARDED"]
 
@@ -103,8 +103,17 @@ class DecisionAPI:
 
     # -- decide -----------------------------------------------------------------
     def decide(self, contexts: Any, decision_id: str | None = None,
-               excluded: Sequence[int] | None = None, *, now: float | None = None) -> Decision:
+               excluded: Sequence[int] | None = None, *, default_action: int | None = None,
+               now: float | None = None) -> Decision:
         """Choose an action and keep the decision until its reward arrives.
+
+        With ``default_action`` (shadow mode, Azure Personalizer's apprentice mode)
+        the caller has already chosen: the policy still chooses (its generator
+        advances exactly as in live mode), but the returned decision shows the
+        default (``action = default_action``, ``propensity = None``,
+        ``policy_action`` the policy's choice, ``probabilities`` the policy's own
+        distribution), and the reward that arrives later is learned for the
+        default action's row.
 
         Parameters
         ----------
@@ -117,6 +126,9 @@ class DecisionAPI:
             client retry); with other contexts or exclusions it is refused.
         excluded : sequence of int, optional
             Rows that must not be chosen (probability 0); at least one must remain.
+        default_action : int, optional
+            Shadow mode: the row the caller shows (an int in [0, K), not excluded).
+            It is part of the request a retry must repeat.
         now : float, optional
             The decision's time in seconds (default ``time.time()``); ``expire``
             and ``reward_wait`` compare these times.
@@ -145,19 +157,20 @@ class DecisionAPI:
         if decision_id is not None:
             decision_id = check_decision_id(decision_id, owner)
         candidates = check_excluded(excluded, X.shape[0], owner)
+        default_action = check_default_action(default_action, X.shape[0], candidates, owner)
         now = time.time() if now is None else check_timestamp(now, owner)
         store = self.decisions_
-        digest = request_digest(X, candidates)
+        digest = request_digest(X, candidates, default_action)
         if decision_id is None:
             decision_id = str(uuid.uuid4())
         else:
             entry = store.pending.get(decision_id)
             if entry is not None:
-                if not digest_matches(entry.digest, X, candidates, digest):
+                if not digest_matches(entry.digest, X, candidates, digest, default_action):
                     raise ValueError(
                         f"{owner}: decision_id {decision_id!r} is pending for a request with "
-                        "other contexts or exclusions; a retry must repeat the request exactly "
-                        "(use a new decision_id for a new request)")
+                        "other contexts or exclusions (or default_action); a retry must repeat "
+                        "the request exactly (use a new decision_id for a new request)")
                 store.counts["retried"] += 1
                 return entry.decision
             if decision_id in store.resolved:
@@ -183,15 +196,19 @@ class DecisionAPI:
                 probabilities[candidates] = self.last_probabilities_
                 candidate_rows = candidates
                 self.last_probabilities_ = probabilities
+            policy_action = None
+            if default_action is not None:  # shadow mode: show (and learn) the default
+                policy_action, action = action, default_action
             decision = Decision(
                 decision_id=decision_id, action=action,
                 probabilities=_read_only(probabilities.copy()),
-                propensity=float(probabilities[action]), scores=self.last_scores_,
-                candidates=_read_only(candidate_rows), model_version=self.n_updates_,
-                timestamp=now)
+                propensity=None if policy_action is not None else float(probabilities[action]),
+                scores=self.last_scores_, candidates=_read_only(candidate_rows),
+                model_version=self.n_updates_, timestamp=now, policy_action=policy_action)
             if log is not None:
                 log.record_decision(decision_id, now, X, decision.probabilities,
-                                    action, decision.propensity, self.n_updates_, tag=tag)
+                                    action, decision.propensity, self.n_updates_, tag=tag,
+                                    policy_action=policy_action)
         except BaseException:
             if record is not None:
                 record.restore()
