@@ -193,18 +193,21 @@ class DecisionService:
         return future
 
     def decide(self, contexts: Any, decision_id: str | None = None,
-               excluded: Any = None) -> dict[str, Any]:
+               excluded: Any = None, default_action: int | None = None) -> dict[str, Any]:
         """Decide (blocking until the decision is durable); see :meth:`decide_operation`."""
-        return self.submit(self.decide_operation(contexts, decision_id, excluded)).result()
+        return self.submit(self.decide_operation(contexts, decision_id, excluded,
+                                                 default_action)).result()
 
     def reward(self, decision_id: str, reward: float) -> dict[str, Any]:
         """Reward (blocking until the reward is durable); see :meth:`reward_operation`."""
         return self.submit(self.reward_operation(decision_id, reward)).result()
 
     async def decide_async(self, contexts: Any, decision_id: str | None = None,
-                           excluded: Any = None) -> dict[str, Any]:
+                           excluded: Any = None, default_action: int | None = None
+                           ) -> dict[str, Any]:
         """:meth:`decide` for a coroutine (waits without blocking the event loop)."""
-        future = self.submit(self.decide_operation(contexts, decision_id, excluded))
+        future = self.submit(self.decide_operation(contexts, decision_id, excluded,
+                                                   default_action))
         return await asyncio.wrap_future(future)
 
     async def reward_async(self, decision_id: str, reward: float) -> dict[str, Any]:
@@ -216,10 +219,17 @@ class DecisionService:
         return await asyncio.wrap_future(self.submit(operation))
 
     def decide_operation(self, contexts: Any, decision_id: str | None,
-                         excluded: Any) -> Callable[[], dict[str, Any]]:
-        """The worker's half of ``decide``: checks, decides, logs; returns the answer."""
+                         excluded: Any, default_action: int | None = None
+                         ) -> Callable[[], dict[str, Any]]:
+        """The worker's half of ``decide``: checks, decides, logs; returns the answer.
+        ``default_action`` is required in shadow mode, ignored in live mode."""
         X = np.asarray(contexts, dtype=np.float64)
         rows = None if excluded is None else tuple(int(i) for i in excluded)
+        if self.config.decisions.mode != "shadow":
+            default_action = None
+        elif default_action is None:
+            raise Invalid("default_action is required in shadow mode ([decisions] mode = "
+                          "\"shadow\"): send the row the client shows", "default_action")
 
         def operation() -> dict[str, Any]:
             policy = self.policy
@@ -233,10 +243,12 @@ class DecisionService:
                                                     X.shape[0], "decide")
                     except (TypeError, ValueError) as error:
                         raise Invalid(str(error), "excluded") from None
-                    if not digest_matches(entry.digest, X, candidates):
+                    if not digest_matches(entry.digest, X, candidates,
+                                          default_action=default_action):
                         raise Conflict(f"decision_id {decision_id!r} is pending for another "
-                                       "request (other contexts or excluded); a retry must "
-                                       "repeat the request exactly", "decision_id")
+                                       "request (other contexts, excluded or default_action); "
+                                       "a retry must repeat the request exactly",
+                                       "decision_id")
                     retry = True
                 elif decision_id in store.resolved:
                     raise Conflict(f"decision_id {decision_id!r} was already closed "
@@ -246,16 +258,19 @@ class DecisionService:
             self._sink.excluded = rows
             try:
                 decision = policy.decide(X, decision_id, None if rows is None else list(rows),
-                                         now=now)
+                                         default_action=default_action, now=now)
             except (TypeError, ValueError) as error:
                 raise Invalid(str(error), _field_of(str(error))) from None
-            if retry:
+            if retry:  # a shadow retry keeps its default action, which replay repeats
                 self._append(Event("retry", decision.decision_id, now, contexts=X.copy(),
-                                   excluded=rows))
+                                   excluded=rows, action=default_action,
+                                   policy_action=decision.policy_action))
+            shadow = {} if decision.policy_action is None else {
+                "policy_action": decision.policy_action}
             return {"decision_id": decision.decision_id, "action": decision.action,
                     "probabilities": decision.probabilities.tolist(),
                     "propensity": decision.propensity,
-                    "model_version": decision.model_version}
+                    "model_version": decision.model_version, **shadow}
 
         return operation
 
@@ -282,7 +297,10 @@ class DecisionService:
             policy = self.policy
             with self._lock:
                 totals = dict(self._totals)
+            counts = {**totals, "pending": len(policy.decisions_.pending), "expired": sum(
+                n for name, n in totals.items() if name.startswith("expiries_"))}
             return {"policy": self.config.policy.name, "class": type(policy).__name__,
+                    "mode": self.config.decisions.mode,
                     "parameters": dict(self.config.policy.params),
                     "family": self.config.policy.family,
                     "n_features": self.config.policy.n_features,
@@ -291,7 +309,7 @@ class DecisionService:
                     "pending": len(policy.decisions_.pending),
                     "decisions": totals.get("decisions", 0),
                     "rewards": totals.get("rewards", 0),
-                    "counts": totals,
+                    "counts": counts,
                     "last_seq": self.store.last_seq(), "snapshot_seq": self.snapshot_seq}
 
         return operation
@@ -424,7 +442,7 @@ class DecisionService:
 
 
 def _field_of(message: str) -> str:
-    for name in ("excluded", "contexts", "decision_id"):
+    for name in ("default_action", "excluded", "contexts", "decision_id"):
         if name in message:
             return name
     return "body"
