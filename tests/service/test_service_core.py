@@ -257,9 +257,8 @@ def test_the_event_stream_may_resume_on_another_thread(tmp_path):
         events = service.store.events()
         with concurrent.futures.ThreadPoolExecutor(1) as first, \
                 concurrent.futures.ThreadPoolExecutor(1) as second:
-            seqs = [first.submit(next, events).result().seq,
-                    second.submit(next, events).result().seq,
-                    first.submit(next, events).result().seq]
-        assert seqs == [1, 2, 3]
+            head = first.submit(next, events).result()
+            rest = second.submit(list, events).result()  # ends (closes) on another thread
+        assert [event.seq for event in [head, *rest]] == [1, 2, 3]
     finally:
         service.stop(snapshot=False)
