@@ -110,7 +110,7 @@
     var width = Math.max(300, $(element).clientWidth);
     if (charts[name] === null) {
       charts[name] = new uPlot({
-        width: width, height: 220, legend: {show: false},
+        width: width, height: 220, legend: {show: false}, padding: [12, 28, 0, 0],
         scales: {x: {time: true}, y: {range: fromZero(top)}},
         series: [{}, {label: label, stroke: color, width: 2, fill: color + "22", spanGaps: true}],
         axes: [{}, {size: 50}]
