@@ -250,3 +250,36 @@ def test_a_restored_shadow_service_equals_the_live_one_bit_for_bit(tmp_path):
     finally:
         restored.stop(snapshot=False)
         live.stop(snapshot=False)
+
+
+def test_mode_is_checked_documented_and_not_in_the_fingerprint():
+    import tomllib
+
+    from glmbandits.service.config import ConfigError, example_config, parse_config
+
+    text = example_config()
+    assert 'mode = "live"' in text
+    live = parse_config(tomllib.loads(text))
+    shadow = parse_config(tomllib.loads(text.replace('mode = "live"', 'mode = "shadow"')))
+    assert (live.decisions.mode, shadow.decisions.mode) == ("live", "shadow")
+    assert live.fingerprint() == shadow.fingerprint()  # switching keeps the log usable
+    for bad in ('"apprentice"', "1"):
+        with pytest.raises(ConfigError, match=r"\[decisions\] mode must be 'live' or 'shadow'"):
+            parse_config(tomllib.loads(text.replace('mode = "live"', f"mode = {bad}")))
+
+
+def test_the_parquet_export_of_the_service_log_has_policy_action(tmp_path):
+    pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    from glmbandits.service.export import export_parquet
+
+    config = load_config(write_config(tmp_path, decisions=SHADOW))
+    service = DecisionService(config, open_store(f"sqlite:///{tmp_path / 'log.db'}")).start()
+    answer = service.decide(unit_rows(np.random.default_rng(1), 3, 3), "x", default_action=1)
+    service.stop(snapshot=False)
+    export_parquet(f"sqlite:///{tmp_path / 'log.db'}", str(tmp_path / "log.parquet"))
+    table = pq.read_table(tmp_path / "log.parquet")
+    assert table.column("policy_action").to_pylist() == [answer["policy_action"]]
+    assert table.column("propensity").to_pylist() == [None]
+    assert table.column("action").to_pylist() == [1]
