@@ -203,6 +203,8 @@ def test_switching_modes_across_restarts_keeps_the_log(tmp_path):
         assert missing.status_code == 422 and missing.json()["field"] == "default_action"
         shadowed = traffic(server, 12, seed=4, prefix="shadow-")
         assert all(answer["propensity"] is None for answer in shadowed)
+        opened = {"decision_id": "open", "contexts": ROWS, "default_action": 3}
+        pending = server.client.post("/v1/decide", json=opened).json()  # no reward yet
     finally:
         assert server.terminate() == 0
 
@@ -215,12 +217,18 @@ def test_switching_modes_across_restarts_keeps_the_log(tmp_path):
         answer = server.client.post("/v1/decide", json={"contexts": ROWS,
                                                         "default_action": 0}).json()
         assert "policy_action" not in answer and answer["propensity"] is not None
+        # a retry of a decision still pending from shadow mode is judged by that mode
+        assert server.client.post("/v1/decide", json=opened).json() == pending
+        other = server.client.post("/v1/decide", json={**opened, "default_action": 2})
+        assert other.status_code == 409
+        assert server.client.post("/v1/reward", json={"decision_id": "open",
+                                                      "reward": 1.0}).status_code == 200
         # the shadow rounds stay in the log and are still evaluated
         deadline = time.monotonic() + 15
         while not (body := server.client.get("/v1/evaluation").json())["available"]:
             assert time.monotonic() < deadline, body
             time.sleep(0.3)
-        assert body["n_rounds"] == 12
+        assert body["n_rounds"] == 13
     finally:
         assert server.terminate() == 0
     _offline_equals_restored(live_config, db)

@@ -225,26 +225,25 @@ class DecisionService:
         ``default_action`` is required in shadow mode, ignored in live mode."""
         X = np.asarray(contexts, dtype=np.float64)
         rows = None if excluded is None else tuple(int(i) for i in excluded)
-        if self.config.decisions.mode != "shadow":
-            default_action = None
-        elif default_action is None:
+        requested, in_shadow = default_action, self.config.decisions.mode == "shadow"
+        if in_shadow and default_action is None:
             raise Invalid("default_action is required in shadow mode ([decisions] mode = "
                           "\"shadow\"): send the row the client shows", "default_action")
 
         def operation() -> dict[str, Any]:
             policy = self.policy
             store = policy.decisions_
-            retry = False
+            retry, default = False, requested if in_shadow else None
             if decision_id is not None:
                 entry = store.pending.get(decision_id)
-                if entry is not None:
+                if entry is not None:  # judged by the mode it was decided in (a restart
+                    default = requested if entry.decision.shadow else None  # may switch)
                     try:
                         candidates = check_excluded(None if rows is None else list(rows),
                                                     X.shape[0], "decide")
                     except (TypeError, ValueError) as error:
                         raise Invalid(str(error), "excluded") from None
-                    if not digest_matches(entry.digest, X, candidates,
-                                          default_action=default_action):
+                    if not digest_matches(entry.digest, X, candidates, default_action=default):
                         raise Conflict(f"decision_id {decision_id!r} is pending for another "
                                        "request (other contexts, excluded or default_action); "
                                        "a retry must repeat the request exactly",
@@ -258,12 +257,12 @@ class DecisionService:
             self._sink.excluded = rows
             try:
                 decision = policy.decide(X, decision_id, None if rows is None else list(rows),
-                                         default_action=default_action, now=now)
+                                         default_action=default, now=now)
             except (TypeError, ValueError) as error:
                 raise Invalid(str(error), _field_of(str(error))) from None
             if retry:  # a shadow retry keeps its default action, which replay repeats
                 self._append(Event("retry", decision.decision_id, now, contexts=X.copy(),
-                                   excluded=rows, action=default_action,
+                                   excluded=rows, action=default,
                                    policy_action=decision.policy_action))
             shadow = {} if decision.policy_action is None else {
                 "policy_action": decision.policy_action}
