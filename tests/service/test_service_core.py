@@ -243,3 +243,22 @@ def test_a_served_supcb_glm_logs_the_stage_of_each_decision(tmp_path):
     (event,) = list(store.events())
     assert event.tag == policy.decisions_.pending[decision.decision_id].tag is not None
     store.close()
+
+
+def test_the_event_stream_may_resume_on_another_thread(tmp_path):
+    """GET /v1/events streams a generator that the server resumes on any thread of its
+    pool; reading on after the first thread must work (it raised ProgrammingError)."""
+    import concurrent.futures
+
+    service = start(tmp_path)
+    try:
+        for t in range(3):
+            service.decide(unit_rows(np.random.default_rng(t), 3, 3), decision_id=f"t{t}")
+        events = service.store.events()
+        with concurrent.futures.ThreadPoolExecutor(1) as first, \
+                concurrent.futures.ThreadPoolExecutor(1) as second:
+            head = first.submit(next, events).result()
+            rest = second.submit(list, events).result()  # ends (closes) on another thread
+        assert [event.seq for event in [head, *rest]] == [1, 2, 3]
+    finally:
+        service.stop(snapshot=False)

@@ -15,7 +15,8 @@ so two processes starting at once do not race):
 * ``glmbandits_schema_version (component text primary key, version integer,
   migrated_at timestamptz)``: the row ``('event_log', N)`` records the version;
   a database with a newer version is refused, never modified.
-* ``glmbandits_events``: one row per event, ``sequence bigserial primary key``,
+* ``glmbandits_events``: one row per event (version 2 added ``policy_action``, set
+  on shadow decisions, whose ``propensity`` is null), ``sequence bigserial primary key``,
   the columns of the SQLite log (``contexts`` and ``probabilities`` as float64
   ``bytea``), an index on ``decision_id``, triggers that refuse UPDATE, DELETE
   and TRUNCATE.
@@ -89,15 +90,18 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
            ON glmbandits_events FOR EACH STATEMENT
            EXECUTE FUNCTION glmbandits_events_append_only()""",
     ),
+    (  # version 2: shadow mode (the propensity of a shadow decision is null)
+        "ALTER TABLE glmbandits_events ADD COLUMN policy_action integer",
+    ),
 )
 POSTGRES_SCHEMA_VERSION = len(MIGRATIONS)
 COMPONENT = "event_log"
 _PAGE = 1024
 _COLUMNS = ("sequence, kind, decision_id, timestamp, n_actions, n_features, contexts, "
-            "probabilities, action, propensity, model_version, reward, status")
+            "probabilities, action, propensity, model_version, reward, status, policy_action")
 _INSERT = ("INSERT INTO glmbandits_events (kind, decision_id, timestamp, n_actions, "
            "n_features, contexts, probabilities, action, propensity, model_version, reward, "
-           "status) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)")
+           "status, policy_action) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)")
 _LOCK = "LOCK TABLE glmbandits_events IN SHARE ROW EXCLUSIVE MODE"
 
 
@@ -238,17 +242,20 @@ class PostgresEventLog:
         raise AssertionError("unreachable")  # pragma: no cover
 
     def record_decision(self, decision_id: str, timestamp: float, contexts: np.ndarray,
-                        probabilities: np.ndarray, action: int, propensity: float,
-                        model_version: int, *, tag: int | None = None) -> None:
+                        probabilities: np.ndarray, action: int, propensity: float | None,
+                        model_version: int, *, tag: int | None = None,
+                        policy_action: int | None = None) -> None:
         """Append one decision; committed when this returns (outside :meth:`batch`).
 
-        The checks are those of :meth:`glmbandits.data.EventLog.record_decision`;
+        The checks are those of :meth:`glmbandits.data.EventLog.record_decision`
+        (shadow decisions: ``policy_action`` given, ``propensity`` None);
         a bad argument raises TypeError/ValueError naming it, and nothing is written.
         """
         owner = f"{type(self).__name__}.record_decision"
         self._live(owner)
         self._append(owner, check_decision(owner, decision_id, timestamp, contexts,
-                                           probabilities, action, propensity, model_version))
+                                           probabilities, action, propensity, model_version,
+                                           policy_action))
 
     def record_reward(self, decision_id: str, timestamp: float, reward: float,
                       status: str) -> None:

@@ -37,8 +37,8 @@ from .._validation import check_contexts, check_real, format_value
 from ..estimation.checkpoint import checkpoint
 from .decisions import (DEFAULTED, DROPPED, DUPLICATE, HELD, LATE, LEARNED, Decision,
                         EventSink, PendingDecision, PendingDecisions, UnknownDecisionError,
-                        _read_only, check_decision_id, check_excluded, check_timestamp,
-                        digest_matches, request_digest)
+                        _read_only, check_decision_id, check_default_action, check_excluded,
+                        check_timestamp, digest_matches, request_digest)
 from .scores import ActionScores
 
 __all__ = ["DecisionAPI", "REWARDED"]
@@ -108,9 +108,17 @@ class DecisionAPI:
 
     # -- decide -----------------------------------------------------------------
     def decide(self, contexts: Any, decision_id: str | None = None,
-               excluded: Sequence[int] | None = None, *, now: float | None = None,
-               keep_pending: bool = True) -> Decision:
+               excluded: Sequence[int] | None = None, *, default_action: int | None = None,
+               now: float | None = None, keep_pending: bool = True) -> Decision:
         """Choose an action and keep the decision until its reward arrives.
+
+        With ``default_action`` (shadow mode, Azure Personalizer's apprentice mode)
+        the caller has already chosen: the policy still chooses (its generator
+        advances exactly as in live mode), but the returned decision shows the
+        default (``action = default_action``, ``propensity = None``,
+        ``policy_action`` the policy's choice, ``probabilities`` the policy's own
+        distribution), and the reward that arrives later is learned for the
+        default action's row.
 
         Parameters
         ----------
@@ -123,6 +131,9 @@ class DecisionAPI:
             client retry); with other contexts or exclusions it is refused.
         excluded : sequence of int, optional
             Rows that must not be chosen (probability 0); at least one must remain.
+        default_action : int, optional
+            Shadow mode: the row the caller shows (an int in [0, K), not excluded).
+            It is part of the request a retry must repeat.
         now : float, optional
             The decision's time in seconds (default ``time.time()``); ``expire``
             and ``reward_wait`` compare these times.
@@ -157,19 +168,20 @@ class DecisionAPI:
         if decision_id is not None:
             decision_id = check_decision_id(decision_id, owner)
         candidates = check_excluded(excluded, X.shape[0], owner)
+        default_action = check_default_action(default_action, X.shape[0], candidates, owner)
         now = time.time() if now is None else check_timestamp(now, owner)
         store = self.decisions_
-        digest = request_digest(X, candidates) if keep_pending else ""
+        digest = request_digest(X, candidates, default_action) if keep_pending else ""
         if decision_id is None:
             decision_id = str(uuid.uuid4())
         elif keep_pending:
             entry = store.pending.get(decision_id)
             if entry is not None:
-                if not digest_matches(entry.digest, X, candidates, digest):
+                if not digest_matches(entry.digest, X, candidates, digest, default_action):
                     raise ValueError(
                         f"{owner}: decision_id {decision_id!r} is pending for a request with "
-                        "other contexts or exclusions; a retry must repeat the request exactly "
-                        "(use a new decision_id for a new request)")
+                        "other contexts or exclusions (or default_action); a retry must repeat "
+                        "the request exactly (use a new decision_id for a new request)")
                 store.counts["retried"] += 1
                 return entry.decision
             if decision_id in store.resolved:
@@ -195,15 +207,19 @@ class DecisionAPI:
                 probabilities[candidates] = self.last_probabilities_
                 candidate_rows = candidates
                 self.last_probabilities_ = probabilities
+            policy_action = None
+            if default_action is not None:  # shadow mode: show (and learn) the default
+                policy_action, action = action, default_action
             decision = Decision(
                 decision_id=decision_id, action=action,
                 probabilities=_read_only(probabilities.copy()),
-                propensity=float(probabilities[action]), scores=self.last_scores_,
-                candidates=_read_only(candidate_rows), model_version=self.n_updates_,
-                timestamp=now)
+                propensity=None if policy_action is not None else float(probabilities[action]),
+                scores=self.last_scores_, candidates=_read_only(candidate_rows),
+                model_version=self.n_updates_, timestamp=now, policy_action=policy_action)
             if log is not None:
                 log.record_decision(decision_id, now, X, decision.probabilities,
-                                    action, decision.propensity, self.n_updates_, tag=tag)
+                                    action, decision.propensity, self.n_updates_, tag=tag,
+                                    policy_action=policy_action)
         except BaseException:
             if record is not None:
                 record.restore()
@@ -228,7 +244,8 @@ class DecisionAPI:
     def register_decision(self, decision_id: str, contexts: Any, action: int,
                           probabilities: Any, *, model_version: int, timestamp: float,
                           propensity: float | None = None, tag: int | None = None,
-                          excluded: Sequence[int] | None = None) -> Decision:
+                          excluded: Sequence[int] | None = None,
+                          policy_action: int | None = None) -> Decision:
         """Keep a decision made elsewhere (a logged one) as pending, without deciding.
 
         The learner of a scale-out service reads the decisions that API processes
@@ -260,6 +277,10 @@ class DecisionAPI:
             The algorithm's tag for the decision, as logged.
         excluded : sequence of int, optional
             The rows the request excluded.
+        policy_action : int, optional
+            A shadow decision (``decide(..., default_action=...)``): what the policy
+            would have chosen; ``action`` is then the client's default, and the
+            propensity must be None.
 
         Returns
         -------
@@ -292,6 +313,15 @@ class DecisionAPI:
         if p.shape != (X.shape[0],):
             raise ValueError(f"{owner}: probabilities must have shape ({X.shape[0]},), got "
                              f"{p.shape}")
+        if policy_action is not None:
+            if isinstance(policy_action, bool) or not isinstance(policy_action, (int, np.integer)) \
+                    or not 0 <= int(policy_action) < X.shape[0]:
+                raise ValueError(f"{owner}: policy_action must be a row index in "
+                                 f"[0, {X.shape[0] - 1}] or None, got {policy_action!r}")
+            if propensity is not None:
+                raise ValueError(f"{owner}: a shadow decision (policy_action given) has no "
+                                 f"propensity (the client chose), got propensity={propensity!r}")
+            policy_action = int(policy_action)
         store = self.decisions_
         if decision_id in store.pending or decision_id in store.resolved:
             raise ValueError(f"{owner}: decision_id {decision_id!r} is already "
@@ -303,12 +333,13 @@ class DecisionAPI:
                               family=getattr(self, "family", None))
         decision = Decision(
             decision_id=decision_id, action=action, probabilities=_read_only(p),
-            propensity=float("nan") if propensity is None else float(propensity),
+            propensity=None if propensity is None else float(propensity),
             scores=scores, candidates=_read_only(rows.copy()),
-            model_version=int(model_version), timestamp=now)
+            model_version=int(model_version), timestamp=now, policy_action=policy_action)
+        default_action = None if policy_action is None else action
         self._keep_pending(PendingDecision(decision, X[action].copy(),
                                            None if tag is None else int(tag),
-                                           request_digest(X, candidates)), now)
+                                           request_digest(X, candidates, default_action)), now)
         return decision
 
     def check_reward(self, reward: Any) -> float:

@@ -41,7 +41,7 @@ import numpy as np
 
 from ..policies.decisions import check_excluded, request_digest
 from .config import ServiceConfig
-from .core import Conflict, DecisionService, Invalid, NotFound, _field_of
+from .core import Conflict, DecisionService, Invalid, NotFound, _field_of, decision_answer
 from .events import Event
 from .postgres_store import CHANNEL, ModelVersion, PostgresStore
 from .snapshot import decode_snapshot
@@ -161,50 +161,59 @@ class ApiService(DecisionService):
         return self.store.find_decision(decision_id)
 
     def decide_operation(self, contexts: Any, decision_id: str | None,
-                         excluded: Any) -> Callable[[], dict[str, Any]]:
+                         excluded: Any, default_action: int | None = None
+                         ) -> Callable[[], dict[str, Any]]:
+        """Decide with the published model's copy (``default_action``: required in shadow
+        mode, ignored live, as in :meth:`DecisionService.decide_operation`)."""
         X = np.asarray(contexts, dtype=np.float64)
         rows = None if excluded is None else tuple(int(i) for i in excluded)
+        default = self._default_action(default_action)
 
         def operation() -> dict[str, Any]:
             if decision_id is not None:
                 logged = self._logged_decision(decision_id)
                 if logged is not None:
-                    return self._retry(logged, X, rows)
+                    return self._retry(logged, X, rows, default_action)
             now = self.clock()
             self._sink.excluded = rows
             try:
                 decision = self.policy.decide(X, decision_id,
                                               None if rows is None else list(rows),
-                                              now=now, keep_pending=False)
+                                              default_action=default, now=now,
+                                              keep_pending=False)
             except (TypeError, ValueError) as error:
                 raise Invalid(str(error), _field_of(str(error))) from None
-            return {"decision_id": decision.decision_id, "action": decision.action,
-                    "probabilities": decision.probabilities.tolist(),
-                    "propensity": decision.propensity,
-                    "model_version": decision.model_version}
+            return decision_answer(decision.decision_id, decision.action,
+                                   decision.probabilities, decision.propensity,
+                                   decision.model_version, decision.policy_action)
 
         return operation
 
-    def _retry(self, logged: Event, X: np.ndarray, rows: tuple[int, ...] | None
-               ) -> dict[str, Any]:
+    def _retry(self, logged: Event, X: np.ndarray, rows: tuple[int, ...] | None,
+               default_action: int | None) -> dict[str, Any]:
         try:
             candidates = check_excluded(None if rows is None else list(rows), X.shape[0],
                                         "decide")
         except (TypeError, ValueError) as error:
             raise Invalid(str(error), "excluded") from None
+        # a retry is judged by the mode its decision was made in (the mode may have switched)
+        shadow = logged.policy_action is not None
+        requested = default_action if shadow else None
         logged_rows = None if logged.excluded is None else list(logged.excluded)
         same = (logged.contexts is not None and logged.contexts.shape == X.shape
-                and request_digest(X, candidates) == request_digest(
-                    logged.contexts, check_excluded(logged_rows, X.shape[0], "decide")))
+                and request_digest(X, candidates, requested) == request_digest(
+                    logged.contexts, check_excluded(logged_rows, X.shape[0], "decide"),
+                    logged.action if shadow else None))
         if not same:
             raise Conflict(f"decision_id {logged.decision_id!r} was logged for another request "
-                           "(other contexts or excluded); a retry must repeat the request "
-                           "exactly, a new request needs a new decision_id", "decision_id")
+                           "(other contexts, excluded or default_action); a retry must repeat "
+                           "the request exactly, a new request needs a new decision_id",
+                           "decision_id")
         self._append(Event("retry", logged.decision_id, self.clock(), contexts=X.copy(),
-                           excluded=rows))
-        return {"decision_id": logged.decision_id, "action": logged.action,
-                "probabilities": logged.probabilities.tolist(),
-                "propensity": logged.propensity, "model_version": logged.model_version}
+                           excluded=rows, action=requested,
+                           policy_action=logged.policy_action))
+        return decision_answer(logged.decision_id, logged.action, logged.probabilities,
+                               logged.propensity, logged.model_version, logged.policy_action)
 
     def reward_operation(self, decision_id: str, reward: float) -> Callable[[], dict[str, Any]]:
         def operation() -> dict[str, Any]:

@@ -204,18 +204,21 @@ class DecisionService:
         return future
 
     def decide(self, contexts: Any, decision_id: str | None = None,
-               excluded: Any = None) -> dict[str, Any]:
+               excluded: Any = None, default_action: int | None = None) -> dict[str, Any]:
         """Decide (blocking until the decision is durable); see :meth:`decide_operation`."""
-        return self.submit(self.decide_operation(contexts, decision_id, excluded)).result()
+        return self.submit(self.decide_operation(contexts, decision_id, excluded,
+                                                 default_action)).result()
 
     def reward(self, decision_id: str, reward: float) -> dict[str, Any]:
         """Reward (blocking until the reward is durable); see :meth:`reward_operation`."""
         return self.submit(self.reward_operation(decision_id, reward)).result()
 
     async def decide_async(self, contexts: Any, decision_id: str | None = None,
-                           excluded: Any = None) -> dict[str, Any]:
+                           excluded: Any = None, default_action: int | None = None
+                           ) -> dict[str, Any]:
         """:meth:`decide` for a coroutine (waits without blocking the event loop)."""
-        future = self.submit(self.decide_operation(contexts, decision_id, excluded))
+        future = self.submit(self.decide_operation(contexts, decision_id, excluded,
+                                                   default_action))
         return await asyncio.wrap_future(future)
 
     async def reward_async(self, decision_id: str, reward: float) -> dict[str, Any]:
@@ -227,27 +230,33 @@ class DecisionService:
         return await asyncio.wrap_future(self.submit(operation))
 
     def decide_operation(self, contexts: Any, decision_id: str | None,
-                         excluded: Any) -> Callable[[], dict[str, Any]]:
-        """The worker's half of ``decide``: checks, decides, logs; returns the answer."""
+                         excluded: Any, default_action: int | None = None
+                         ) -> Callable[[], dict[str, Any]]:
+        """The worker's half of ``decide``: checks, decides, logs; returns the answer.
+        ``default_action`` is required in shadow mode, ignored in live mode."""
         X = np.asarray(contexts, dtype=np.float64)
         rows = None if excluded is None else tuple(int(i) for i in excluded)
+        requested = default_action
+        shown = self._default_action(default_action)
 
         def operation() -> dict[str, Any]:
             policy = self.policy
             store = policy.decisions_
-            retry = False
+            retry, default = False, shown
             if decision_id is not None:
                 entry = store.pending.get(decision_id)
-                if entry is not None:
+                if entry is not None:  # judged by the mode it was decided in (a restart
+                    default = requested if entry.decision.shadow else None  # may switch)
                     try:
                         candidates = check_excluded(None if rows is None else list(rows),
                                                     X.shape[0], "decide")
                     except (TypeError, ValueError) as error:
                         raise Invalid(str(error), "excluded") from None
-                    if not digest_matches(entry.digest, X, candidates):
+                    if not digest_matches(entry.digest, X, candidates, default_action=default):
                         raise Conflict(f"decision_id {decision_id!r} is pending for another "
-                                       "request (other contexts or excluded); a retry must "
-                                       "repeat the request exactly", "decision_id")
+                                       "request (other contexts, excluded or default_action); "
+                                       "a retry must repeat the request exactly",
+                                       "decision_id")
                     retry = True
                 elif decision_id in store.resolved:
                     raise Conflict(f"decision_id {decision_id!r} was already closed "
@@ -257,18 +266,28 @@ class DecisionService:
             self._sink.excluded = rows
             try:
                 decision = policy.decide(X, decision_id, None if rows is None else list(rows),
-                                         now=now)
+                                         default_action=default, now=now)
             except (TypeError, ValueError) as error:
                 raise Invalid(str(error), _field_of(str(error))) from None
-            if retry:
+            if retry:  # a shadow retry keeps its default action, which replay repeats
                 self._append(Event("retry", decision.decision_id, now, contexts=X.copy(),
-                                   excluded=rows))
-            return {"decision_id": decision.decision_id, "action": decision.action,
-                    "probabilities": decision.probabilities.tolist(),
-                    "propensity": decision.propensity,
-                    "model_version": decision.model_version}
+                                   excluded=rows, action=default,
+                                   policy_action=decision.policy_action))
+            return decision_answer(decision.decision_id, decision.action,
+                                   decision.probabilities, decision.propensity,
+                                   decision.model_version, decision.policy_action)
 
         return operation
+
+    def _default_action(self, default_action: int | None) -> int | None:
+        """The row a decide shows: the client's ``default_action`` in shadow mode (where
+        it is required: 422 without it), None in live mode (where it is ignored)."""
+        if self.config.decisions.mode != "shadow":
+            return None
+        if default_action is None:
+            raise Invalid("default_action is required in shadow mode ([decisions] mode = "
+                          "\"shadow\"): send the row the client shows", "default_action")
+        return default_action
 
     def reward_operation(self, decision_id: str, reward: float) -> Callable[[], dict[str, Any]]:
         """The worker's half of ``reward``: learns (or counts) and logs; returns the answer."""
@@ -293,7 +312,10 @@ class DecisionService:
             policy = self.policy
             with self._lock:
                 totals = dict(self._totals)
+            counts = {**totals, "pending": len(policy.decisions_.pending), "expired": sum(
+                n for name, n in totals.items() if name.startswith("expiries_"))}
             return {"policy": self.config.policy.name, "class": type(policy).__name__,
+                    "mode": self.config.decisions.mode,
                     "parameters": dict(self.config.policy.params),
                     "family": self.config.policy.family,
                     "n_features": self.config.policy.n_features,
@@ -302,7 +324,7 @@ class DecisionService:
                     "pending": len(policy.decisions_.pending),
                     "decisions": totals.get("decisions", 0),
                     "rewards": totals.get("rewards", 0),
-                    "counts": totals,
+                    "counts": counts,
                     "last_seq": self.store.last_seq(), "snapshot_seq": self.snapshot_seq}
 
         return operation
@@ -435,8 +457,21 @@ class DecisionService:
                 totals[key] = totals.get(key, 0) + 1
 
 
+def decision_answer(decision_id: str, action: int, probabilities: np.ndarray,
+                    propensity: float | None, model_version: int,
+                    policy_action: int | None) -> dict[str, Any]:
+    """The body of a ``POST /v1/decide`` answer; ``policy_action`` only for a shadow
+    decision (whose ``propensity`` is None: the client chose)."""
+    answer = {"decision_id": decision_id, "action": int(action),
+              "probabilities": probabilities.tolist(), "propensity": propensity,
+              "model_version": int(model_version)}
+    if policy_action is not None:
+        answer["policy_action"] = int(policy_action)
+    return answer
+
+
 def _field_of(message: str) -> str:
-    for name in ("excluded", "contexts", "decision_id"):
+    for name in ("default_action", "excluded", "contexts", "decision_id"):
         if name in message:
             return name
     return "body"

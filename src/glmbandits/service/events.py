@@ -11,7 +11,8 @@ Kinds, in the order they happen:
     the propensity is None (the client chose, with no known probability).
 ``retry``
     a ``decide`` that repeated a pending decision (same id and request): the
-    same answer; replayed, so that the retry count is restored too.
+    same answer; replayed, so that the retry count is restored too. A shadow
+    retry also carries the default ``action`` and ``policy_action``.
 ``reward``
     a reward received and what was done with it (``learned``, ``held``,
     ``duplicate``, ``late``).
@@ -173,14 +174,18 @@ class LogSink:
         self.excluded: tuple[int, ...] | None = None
 
     def record_decision(self, decision_id: str, timestamp: float, contexts: np.ndarray,
-                        probabilities: np.ndarray, action: int, propensity: float,
-                        model_version: int, *, tag: int | None = None) -> None:
+                        probabilities: np.ndarray, action: int, propensity: float | None,
+                        model_version: int, *, tag: int | None = None,
+                        policy_action: int | None = None) -> None:
+        """A ``decision`` event (shadow mode: propensity None, ``policy_action`` set)."""
         self.append(Event("decision", decision_id, timestamp,
                           contexts=np.array(contexts, dtype=np.float64),
                           excluded=self.excluded, action=int(action),
                           probabilities=np.array(probabilities, dtype=np.float64),
-                          propensity=float(propensity), model_version=int(model_version),
-                          tag=None if tag is None else int(tag)))
+                          propensity=None if propensity is None else float(propensity),
+                          model_version=int(model_version),
+                          tag=None if tag is None else int(tag),
+                          policy_action=None if policy_action is None else int(policy_action)))
 
     def record_reward(self, decision_id: str, timestamp: float, reward: float,
                       status: str) -> None:

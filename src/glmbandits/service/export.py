@@ -37,7 +37,9 @@ def events_table(events: Any) -> Any:
         ("excluded", pa.list_(pa.int64())), ("action", pa.int64()),
         ("probabilities", pa.list_(pa.float64())), ("propensity", pa.float64()),
         ("model_version", pa.int64()), ("reward", pa.float64()), ("status", pa.string()),
-        ("older_than", pa.float64())])
+        ("older_than", pa.float64()),
+        ("policy_action", pa.int64()),  # shadow decisions (their propensity is null)
+        ("tag", pa.int64())])
     columns: dict[str, list] = {name: [] for name in schema.names}
     for event in events:
         for name in schema.names:

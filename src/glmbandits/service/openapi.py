@@ -8,7 +8,10 @@ import msgspec
 
 from .config import ServiceConfig
 
-__all__ = ["openapi_document"]
+__all__ = ["openapi_document", "MAX_EVENTS_PAGE"]
+
+#: The most events one ``GET /v1/events`` returns (its ``limit`` default and maximum).
+MAX_EVENTS_PAGE = 1000
 
 
 def _responses(ok: str | None, *errors: int, media: str = "application/json") -> dict:
@@ -38,6 +41,16 @@ def openapi_document(config: ServiceConfig) -> dict[str, Any]:
     d, K = config.policy.n_features, config.decisions.max_actions
     components["DecideRequest"]["properties"]["contexts"]["description"] = (
         f"K rows (1 <= K <= {K}) of {d} finite numbers, one per action")
+    components["EvaluationResponse"] = {
+        "type": "object", "required": ["available"],
+        "description": "available false: nothing to evaluate yet (reason says why). "
+                       "available true: glmbandits.evaluation.ShadowEvaluation.to_dict() "
+                       "(default, policy_dr, policy_snips, lift_dr with ci_low/ci_high, "
+                       "agreement, model_share, value_bounds, notes, ...) on the shadow "
+                       "decisions with a reward; window: the log rows it read.",
+        "properties": {"available": {"type": "boolean"}, "reason": {"type": "string"},
+                       "window": {"type": "object"}},
+        "additionalProperties": True}
     secured = [{"bearer": []}]
 
     def body(name: str) -> dict:
@@ -71,10 +84,17 @@ def openapi_document(config: ServiceConfig) -> dict[str, Any]:
                     {"name": "after", "in": "query", "required": False,
                      "schema": {"type": "integer", "minimum": 0}},
                     {"name": "limit", "in": "query", "required": False,
-                     "schema": {"type": "integer", "minimum": 0}}],
+                     "description": f"at most {MAX_EVENTS_PAGE} (the default); page on with "
+                                    "after = the last seq received",
+                     "schema": {"type": "integer", "minimum": 0,
+                                "maximum": MAX_EVENTS_PAGE}}],
                 "responses": {"200": {"description": "NDJSON events", "content": {
                     "application/x-ndjson": {"schema": {"type": "string"}}}},
                     **_responses(None, 401, 422)}}},
+            "/v1/evaluation": {"get": {
+                "summary": "shadow mode: the policy's estimated value against the client's "
+                           "default (DR, SNIPS, intervals, overlap diagnostics)",
+                "security": secured, "responses": _responses("EvaluationResponse", 401)}},
             "/metrics": {"get": {"summary": "Prometheus metrics", "security": secured,
                                  "responses": {"200": {"description": "Prometheus text",
                                                        "content": {"text/plain": {

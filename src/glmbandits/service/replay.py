@@ -4,7 +4,8 @@ A policy's state is a deterministic function of its seed and the sequence of
 ``decide`` (contexts, id, excluded, now), ``reward`` (id, value, now) and
 ``expire`` (older_than, now) calls, so applying the logged events in order to
 a fresh policy (or to a snapshot, from the event after it) rebuilds the state
-the service had, bit for bit. ``expiry`` rows are effects of the call that
+the service had, bit for bit. A shadow decision (one with a logged
+``policy_action``) is replayed with its logged default action, ``action``. ``expiry`` rows are effects of the call that
 closed the decision and are not applied; a ``reward`` row is applied whatever
 its status, since the policy itself decides again that it was a duplicate or late.
 
@@ -34,9 +35,18 @@ def apply_event(policy: Any, event: Event) -> None:
     """Apply one logged event to ``policy`` (which must not have an ``event_log`` set)."""
     if event.kind in ("decision", "retry"):
         excluded = None if event.excluded is None else list(event.excluded)
+        # a shadow decision (policy_action logged) showed the client's default: re-apply it
+        default = None if event.policy_action is None else event.action
         decision = policy.decide(event.contexts, event.decision_id, excluded,
-                                 now=event.timestamp)
-        if event.kind == "decision" and decision.action != event.action:
+                                 default_action=default, now=event.timestamp)
+        if event.kind == "decision" and event.policy_action is not None:
+            if decision.policy_action != event.policy_action:
+                raise ReplayMismatchError(
+                    f"replay: event {event.seq} (shadow decision {event.decision_id!r}) "
+                    f"logged policy_action {event.policy_action} but the replayed policy "
+                    f"chose {decision.policy_action}; the log was written by a policy with "
+                    "another config, or is damaged")
+        elif event.kind == "decision" and decision.action != event.action:
             raise ReplayMismatchError(
                 f"replay: event {event.seq} (decision {event.decision_id!r}) logged action "
                 f"{event.action} but the replayed policy chose {decision.action}; the log was "
@@ -119,7 +129,8 @@ def _learn(policy: Any, event: Event) -> None:
             event.decision_id, event.contexts, event.action, event.probabilities,
             model_version=event.model_version, timestamp=event.timestamp,
             propensity=event.propensity, tag=event.tag,
-            excluded=None if event.excluded is None else list(event.excluded))
+            excluded=None if event.excluded is None else list(event.excluded),
+            policy_action=event.policy_action)
     elif event.kind == "reward":
         policy.reward(event.decision_id, event.reward, now=event.timestamp)
     elif event.kind == "expire":

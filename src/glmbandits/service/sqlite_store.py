@@ -191,7 +191,11 @@ class SQLiteStore:
         return None if row is None else str(row[0])
 
     def events(self, after: int = 0, limit: int | None = None) -> Iterator[Event]:
-        reader = sqlite3.connect(self.path, isolation_level=None, timeout=30.0)
+        # check_same_thread=False: a streamed response (GET /v1/events) resumes this
+        # generator on whichever thread of the pool is free; the connection is only
+        # ever used by one of them at a time
+        reader = sqlite3.connect(self.path, isolation_level=None, timeout=30.0,
+                                 check_same_thread=False)
         try:
             yield from page_events(lambda last, size: reader.execute(
                 f"SELECT {_COLUMNS} FROM events WHERE seq > ? ORDER BY seq LIMIT ?",
