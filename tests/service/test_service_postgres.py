@@ -210,3 +210,51 @@ def test_a_second_learner_waits_and_takes_over_and_expires_by_the_log(tmp_path, 
             store.close()
     finally:
         topology.close()
+
+
+def test_shadow_mode_on_api_processes_and_a_learner(tmp_path, postgres_url):
+    """In shadow mode an API process shows the client's default, answers the policy's
+    own choice as ``policy_action`` with a null propensity, judges retries by the
+    default too, and the learner learns the default's row: its published model equals
+    the offline rebuild, and a reward of the shown row moves the estimate."""
+    topology = Topology(tmp_path, postgres_url, decisions='mode = "shadow"\n')
+    try:
+        topology.start("learner").wait_for(LEARNER_HOLDS)
+        apis = [topology.start("api"), topology.start("api")]
+        rng = np.random.default_rng(11)
+        shown = []
+        for t in range(12):
+            contexts = unit_rows(rng, 4, 3).tolist()
+            body = {"decision_id": f"s{t}", "contexts": contexts, "default_action": t % 4}
+            api = apis[t % 2]
+            missing = api.client.post("/v1/decide", json={"decision_id": f"x{t}",
+                                                          "contexts": contexts})
+            assert missing.status_code == 422 and missing.json()["field"] == "default_action"
+            answer = api.client.post("/v1/decide", json=body).json()
+            assert answer["action"] == t % 4 and answer["propensity"] is None
+            assert 0 <= answer["policy_action"] < 4
+            assert abs(sum(answer["probabilities"]) - 1.0) < 1e-9
+            # a retry on the other process returns the logged answer; another default is 409
+            assert apis[(t + 1) % 2].client.post("/v1/decide", json=body).json() == answer
+            other = apis[(t + 1) % 2].client.post(
+                "/v1/decide", json={**body, "default_action": (t + 1) % 4})
+            assert other.status_code == 409
+            assert api.client.post("/v1/reward", json={"decision_id": f"s{t}",
+                                                       "reward": 1.0}).json()["status"] == \
+                "accepted"
+            shown.append(contexts[t % 4])
+        store, version = settled(topology.db)
+        try:
+            decisions = [e for e in store.events() if e.kind == "decision"]
+            assert len(decisions) == 12
+            assert all(e.propensity is None and e.policy_action is not None for e in decisions)
+            assert [e.action for e in decisions] == [t % 4 for t in range(12)]
+            assert version.model_version == 12
+            assert_learner_equals_rebuild(topology.config, store, version)
+            learned = decode_snapshot(version.data)
+            # the learner learned the rows that were shown, not the policy's choices
+            assert np.array_equal(learned.estimate_.history.X, np.asarray(shown))
+        finally:
+            store.close()
+    finally:
+        topology.close()
