@@ -286,8 +286,10 @@ def test_the_parquet_export_of_the_service_log_has_policy_action(tmp_path):
     service = DecisionService(config, open_store(f"sqlite:///{tmp_path / 'log.db'}")).start()
     answer = service.decide(unit_rows(np.random.default_rng(1), 3, 3), "x", default_action=1)
     service.stop(snapshot=False)
-    export_parquet(f"sqlite:///{tmp_path / 'log.db'}", str(tmp_path / "log.parquet"))
-    table = pq.read_table(tmp_path / "log.parquet")
-    assert table.column("policy_action").to_pylist() == [answer["policy_action"]]
-    assert table.column("propensity").to_pylist() == [None]
-    assert table.column("action").to_pylist() == [1]
+    for layout in ({"events": True}, {}):  # one row per event; one per decision (joined)
+        export_parquet(f"sqlite:///{tmp_path / 'log.db'}", str(tmp_path / "log.parquet"),
+                       **layout)
+        table = pq.read_table(tmp_path / "log.parquet")
+        assert table.column("policy_action").to_pylist() == [answer["policy_action"]]
+        assert table.column("propensity").to_pylist() == [None]
+        assert table.column("action").to_pylist() == [1]

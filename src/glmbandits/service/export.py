@@ -62,7 +62,7 @@ def as_event_records(events: Iterable[Event]) -> Iterator[Any]:
         if event.kind == "decision":
             yield DecisionEvent(event.seq, event.decision_id, event.timestamp, event.contexts,
                                 event.probabilities, event.action, event.propensity,
-                                event.model_version)
+                                event.model_version, policy_action=event.policy_action)
         elif event.kind == "reward":
             yield RewardEvent(event.seq, event.decision_id, event.timestamp, event.reward,
                               event.status)
