@@ -70,7 +70,7 @@ def run_serve(args: argparse.Namespace) -> int:
               "the config's [auth] api_key_sha256, or the key in GLMBANDITS_API_KEYS",
               file=sys.stderr)
         return 2
-    from ..service.core import StoreMismatchError
+    from ..service.errors import StoreMismatchError
     from ..service.server import run_learner, run_server
 
     try:

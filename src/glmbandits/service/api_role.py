@@ -41,7 +41,8 @@ import numpy as np
 
 from ..policies.decisions import check_excluded, request_digest
 from .config import ServiceConfig
-from .core import Conflict, DecisionService, Invalid, NotFound, _field_of, decision_answer
+from .core import DecisionService
+from .errors import Conflict, Invalid, NotFound, decision_answer, field_of
 from .events import Event
 from .postgres_store import CHANNEL, ModelVersion, PostgresStore
 from .snapshot import decode_snapshot
@@ -182,7 +183,7 @@ class ApiService(DecisionService):
                                               default_action=default, now=now,
                                               keep_pending=False)
             except (TypeError, ValueError) as error:
-                raise Invalid(str(error), _field_of(str(error))) from None
+                raise Invalid(str(error), field_of(str(error))) from None
             return decision_answer(decision.decision_id, decision.action,
                                    decision.probabilities, decision.propensity,
                                    decision.model_version, decision.policy_action)

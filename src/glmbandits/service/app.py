@@ -26,7 +26,8 @@ from starlette.staticfiles import StaticFiles
 from .auth import KeyChecker
 from .config import ServiceConfig
 from ..dashboard import asset_folder
-from .core import DecisionService, Invalid, ServiceError
+from .core import DecisionService
+from .errors import Invalid, ServiceError
 from .evaluation import ShadowEvaluator
 from .metrics import Metrics
 from .openapi import MAX_EVENTS_PAGE, openapi_document

@@ -42,6 +42,8 @@ import numpy as np
 
 from ..policies.decisions import UnknownDecisionError, check_excluded, digest_matches
 from .config import ServiceConfig
+from .errors import (Conflict, Invalid, NotFound, ServiceError, StoreMismatchError,
+                     Unavailable, decision_answer, field_of)
 from .events import Event, LogSink
 from .replay import policy_from_snapshot, replay_events
 from .snapshot import encode_snapshot
@@ -51,45 +53,6 @@ __all__ = ["DecisionService", "ServiceError", "Invalid", "NotFound", "Conflict",
            "Unavailable", "StoreMismatchError", "check_store_config"]
 
 _STOP = object()
-
-
-class ServiceError(Exception):
-    """A request the service refuses; ``status`` is the HTTP status the app answers with."""
-
-    status = 500
-
-    def __init__(self, message: str, field: str | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.field = field
-
-
-class Invalid(ServiceError):
-    """A malformed request (422); ``field`` names the offending field."""
-
-    status = 422
-
-
-class NotFound(ServiceError):
-    """A reward for a decision id that was never decided (404)."""
-
-    status = 404
-
-
-class Conflict(ServiceError):
-    """A decision id reused for another request, or after its decision closed (409)."""
-
-    status = 409
-
-
-class Unavailable(ServiceError):
-    """The store failed; nothing of the request was kept (503)."""
-
-    status = 503
-
-
-class StoreMismatchError(RuntimeError):
-    """The store's log was written by a service with another policy config."""
 
 
 def check_store_config(config: ServiceConfig, store: Store) -> None:
@@ -268,7 +231,7 @@ class DecisionService:
                 decision = policy.decide(X, decision_id, None if rows is None else list(rows),
                                          default_action=default, now=now)
             except (TypeError, ValueError) as error:
-                raise Invalid(str(error), _field_of(str(error))) from None
+                raise Invalid(str(error), field_of(str(error))) from None
             if retry:  # a shadow retry keeps its default action, which replay repeats
                 self._append(Event("retry", decision.decision_id, now, contexts=X.copy(),
                                    excluded=rows, action=default,
@@ -455,23 +418,3 @@ class DecisionService:
                 else:
                     continue
                 totals[key] = totals.get(key, 0) + 1
-
-
-def decision_answer(decision_id: str, action: int, probabilities: np.ndarray,
-                    propensity: float | None, model_version: int,
-                    policy_action: int | None) -> dict[str, Any]:
-    """The body of a ``POST /v1/decide`` answer; ``policy_action`` only for a shadow
-    decision (whose ``propensity`` is None: the client chose)."""
-    answer = {"decision_id": decision_id, "action": int(action),
-              "probabilities": probabilities.tolist(), "propensity": propensity,
-              "model_version": int(model_version)}
-    if policy_action is not None:
-        answer["policy_action"] = int(policy_action)
-    return answer
-
-
-def _field_of(message: str) -> str:
-    for name in ("default_action", "excluded", "contexts", "decision_id"):
-        if name in message:
-            return name
-    return "body"

@@ -20,7 +20,7 @@ from typing import Annotated, Any, Optional
 import msgspec
 import numpy as np
 
-from .core import Invalid
+from .errors import Invalid
 
 __all__ = ["DecideRequest", "RewardRequest", "DecideResponse", "RewardResponse",
            "ErrorResponse", "ModelResponse", "HealthResponse", "parse_decide", "parse_reward"]
