@@ -74,6 +74,7 @@ def in_process(name: str = "ucb-glm", K: int = 100, d: int = 50, warmup: int = 1
 
 # -- 2. over HTTP ---------------------------------------------------------------------------
 SYNCHRONOUS = "FULL"
+SERVED = "ucb-glm"  # the policy write_config serves when given none (bench_service_postgres.py)
 PARAMS = ""      # TOML lines added to every served policy's [policy.params]
 STACK = "auto"   # "h11": hide uvloop/httptools from the server (uvicorn's pure-Python stack)
 BLAS_THREADS = "1"  # the server's OPENBLAS/OMP/MKL_NUM_THREADS ("" leaves the environment)
@@ -90,9 +91,9 @@ def _toml_value(text: str) -> str:
         return text if text in ("true", "false") else json.dumps(text)
 
 
-def write_config(folder: Path, K: int, d: int, served: str) -> Path:
-    """A config serving ``served`` (``NAME[:PARAM=VALUE,...]``) at K, d."""
-    name, _, options = served.partition(":")
+def write_config(folder: Path, K: int, d: int, served: str | None = None) -> Path:
+    """A config serving ``served`` (``NAME[:PARAM=VALUE,...]``, default ``SERVED``) at K, d."""
+    name, _, options = (served or SERVED).partition(":")
     lines = [f"{key} = {_toml_value(value)}" for key, value in
              (option.split("=", 1) for option in options.split(",") if option)]
     if PARAMS:
@@ -257,12 +258,17 @@ def _cpu_seconds(pid: int) -> float:
 _BODIES: dict = {}
 
 
+def bodies_for(K: int, d: int, encoding: str) -> list:
+    """:func:`make_bodies`, built once per (K, d, encoding) in this process."""
+    if (K, d, encoding) not in _BODIES:
+        _BODIES[K, d, encoding] = make_bodies(K, d, encoding)
+    return _BODIES[K, d, encoding]
+
+
 def http_run(folder: Path, K: int, d: int, clients: int, seconds: float, served: str,
              encoding: str, profile: str | None = None) -> dict:
     """One server, a 1 s warm-up load, then ``seconds`` of measured load."""
-    if (K, d, encoding) not in _BODIES:
-        _BODIES[K, d, encoding] = make_bodies(K, d, encoding)
-    bodies = _BODIES[K, d, encoding]
+    bodies = bodies_for(K, d, encoding)
     config = write_config(folder, K, d, served)
     db = f"sqlite:///{folder / f'bench-{K}-{d}-{clients}-{time.monotonic_ns()}.db'}"
     process, port = start_server(config, db, profile)

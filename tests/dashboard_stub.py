@@ -65,9 +65,12 @@ class DashboardStub:
 
     def __init__(self, key: str = "test-key-123", *, evaluation: dict | None = None) -> None:
         self.key = key
+        # the keys of the service's GET /v1/model (glmbandits.service.core)
         self.model: dict[str, Any] = {
-            "class": "UCBGLM", "params": {"alpha": 1.0, "family": "logistic"},
+            "policy": "ucb-glm", "class": "UCBGLM", "mode": "live",
+            "parameters": {"alpha": 1.0}, "family": "logistic",
             "n_features": 10, "max_actions": 100, "model_version": 3,
+            "pending": 0, "decisions": 0, "rewards": 0, "last_seq": 0, "snapshot_seq": 0,
             "counts": {"decisions": 0, "rewards": 0, "pending": 0, "expired": 0}}
         self.evaluation = evaluation
         self.events: list[dict[str, Any]] = []
@@ -159,7 +162,9 @@ class DashboardStub:
                         self._json(200, stub.model)
                 elif path == "/v1/events":
                     after = int(query.get("after", ["0"])[0])
-                    lines = "".join(json.dumps(e) + "\n" for e in stub._events_after(after))
+                    limit = min(1000, int(query.get("limit", ["1000"])[0]))  # as the service
+                    lines = "".join(json.dumps(e) + "\n"
+                                    for e in stub._events_after(after)[:limit])
                     self._send(200, lines.encode(), "application/x-ndjson")
                 elif path == "/v1/evaluation":  # 200 either way: a 404 is a console error
                     self._json(200, stub.evaluation if stub.evaluation is not None else

@@ -1,4 +1,6 @@
-"""The dashboard in a real headless Chromium against a stub of the service's read API:
+"""The dashboard in a real headless Chromium against a stub of the service's read API (fast,
+and able to fake ten minutes of history; ``test_dashboard_service.py`` runs the page
+against the real service):
 it loads without console errors, shows the numbers the API returns, follows them when
 they change, and shows no data with a wrong key."""
 
@@ -7,6 +9,7 @@ from __future__ import annotations
 import fnmatch
 import tomllib
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
@@ -94,7 +97,7 @@ def test_the_page_shows_what_the_api_returns_and_follows_it(chromium_driver, eva
         assert stub.events[-2]["decision_id"] in _row_texts(driver)[0]
         assert all(authorized for _, authorized in stub.requests)
         # after the first poll only new events are asked for, and none is shown twice
-        afters = [int(path.split("after=")[1]) for path, _ in stub.requests
+        afters = [int(parse_qs(urlsplit(path).query)["after"][0]) for path, _ in stub.requests
                   if path.startswith("/v1/events")]
         assert afters[0] == 0 and afters[-1] == len(stub.events)
         ids = driver.execute_script(

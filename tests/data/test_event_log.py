@@ -272,7 +272,7 @@ def test_unknown_schema_foreign_and_damaged_files_are_refused(tmp_path) -> None:
     raw.execute("PRAGMA user_version = 99")
     raw.close()
     with pytest.raises(ValueError, match=r"log\.sqlite.*schema version 99; this glmbandits "
-                                         r"reads version 1"):
+                                         r"reads versions 1 to 2"):
         EventLog(path)
     foreign = tmp_path / "results.db"
     raw = sqlite3.connect(foreign)
@@ -372,7 +372,8 @@ def test_from_event_log_joins_the_learned_reward_in_decision_order(tmp_path) -> 
     assert without.rewards.tolist() == [1.0, 3.0, 0.0]
     assert data.join_counts == {"decisions": 6, "learned": 2, "sum": 1, "default": 1,
                                 "dropped": 1, "pending": 1, "duplicate_rewards": 1,
-                                "late_rewards": 1, "orphan_rewards": 1, "with_reward": 4}
+                                "late_rewards": 1, "orphan_rewards": 1, "with_reward": 4,
+                                "shadow": 0}
     with pytest.raises(ValueError, match="reward must be 'first'"):
         LoggedBanditData.from_event_log(tmp_path / "events.sqlite", reward="last")
     with pytest.raises(TypeError, match="log_or_path must be an EventLog"):

@@ -69,7 +69,7 @@ def test_a_retry_after_load_returns_the_saved_decision(tmp_path):
 
 def test_an_attached_event_log_is_not_saved(tmp_path):
     class Sink:
-        def record_decision(self, *args): pass
+        def record_decision(self, *args, **kwargs): pass
     policy = glmbandits.LinUCB(n_features=3, seed=0)
     policy.event_log = Sink()
     policy.decide(_contexts(np.random.default_rng(0)), "a", now=0.0)

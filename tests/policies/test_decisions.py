@@ -727,7 +727,7 @@ class _Sink:
     def __init__(self, fail: str = "") -> None:
         self.fail, self.events = fail, []
 
-    def record_decision(self, decision_id, *args) -> None:
+    def record_decision(self, decision_id, *args, **kwargs) -> None:
         if self.fail == "decision":
             raise OSError("disk full")
         self.events.append(("decision", decision_id))
@@ -816,3 +816,63 @@ def test_request_digest_is_tagged_sha256_and_legacy_digests_still_match_retries(
     assert policy.decide(X, decision_id="old", now=1.0) is decision
     with pytest.raises(ValueError, match="retry must repeat the request exactly"):
         policy.decide(X + 1.0, decision_id="old", now=2.0)
+
+
+# -- deciding without keeping, and learning logged decisions (the scale-out roles) -------
+@pytest.mark.parametrize("cls", POLICY_CLASSES, ids=IDS)
+def test_a_registered_logged_decision_is_kept_as_if_decided_here(cls):
+    """decide(keep_pending=False) chooses as decide() does and keeps nothing; a policy that
+    registers the logged decision holds the pending entry decide() would have held."""
+    keeping = _warm(_make(cls))
+    only_logging = pickle.loads(pickle.dumps(keeping))
+    learner = pickle.loads(pickle.dumps(keeping))
+    contexts, rewards = _stream(12, 6)
+    for t, X in enumerate(contexts):
+        kept = keeping.decide(X, decision_id=f"r{t}", excluded=[0], now=float(t))
+        made = only_logging.decide(X, decision_id=f"r{t}", excluded=[0], now=float(t),
+                                   keep_pending=False)
+        assert made.action == kept.action and made.probabilities.tolist() == \
+            kept.probabilities.tolist()
+        entry = keeping.decisions_.pending[f"r{t}"]
+        learner.register_decision(f"r{t}", X, made.action, made.probabilities,
+                                  model_version=made.model_version, timestamp=float(t),
+                                  propensity=made.propensity, tag=entry.tag, excluded=[0])
+        registered = learner.decisions_.pending[f"r{t}"]
+        assert registered.x.tobytes() == entry.x.tobytes() and registered.tag == entry.tag
+        assert registered.digest == entry.digest  # a retry of it would be recognised
+        assert registered.decision.candidates.tolist() == entry.decision.candidates.tolist()
+    assert only_logging.decision_statistics["pending"] == 0
+    assert only_logging.decision_statistics["decided"] == 0
+    before = learner.model_version
+    statuses = [learner.reward(f"r{t}", rewards[t], now=10.0) for t in range(6)]
+    assert statuses == ["learned"] * 6 and learner.model_version == before + 6
+    assert learner.reward("r0", 1.0, now=11.0) == "duplicate"
+
+
+def test_register_decision_obeys_max_pending_and_refuses_a_known_id():
+    policy = UCBGLM(n_features=D, seed=0).configure_decisions(max_pending=3)
+    contexts, _ = _stream(13, 5)
+    for t, X in enumerate(contexts):
+        policy.register_decision(f"r{t}", X, 1, np.full(K, 1.0 / K), model_version=0,
+                                 timestamp=float(t))
+    stats = policy.decision_statistics
+    assert stats["pending"] == 3 and stats["expired_dropped"] == 2
+    assert list(policy.decisions_.pending) == ["r2", "r3", "r4"]
+    with pytest.raises(ValueError, match="'r0' is already closed"):
+        policy.register_decision("r0", contexts[0], 1, np.full(K, 1.0 / K), model_version=0,
+                                 timestamp=9.0)
+    with pytest.raises(ValueError, match=r"action must be a row index in \[0, "):
+        policy.register_decision("x", contexts[0], K, np.full(K, 1.0 / K), model_version=0,
+                                 timestamp=9.0)
+    with pytest.raises(ValueError, match="probabilities must have shape"):
+        policy.register_decision("x", contexts[0], 0, np.ones(K + 1), model_version=0,
+                                 timestamp=9.0)
+
+
+def test_reseed_gives_copies_their_own_draws():
+    policy = UCBGLM(n_features=D, seed=0)
+    a = pickle.loads(pickle.dumps(policy)).reseed(1)
+    b = pickle.loads(pickle.dumps(policy)).reseed(2)
+    assert a.rng_.random() != b.rng_.random()
+    assert pickle.loads(pickle.dumps(policy)).reseed(1).rng_.random() == \
+        pickle.loads(pickle.dumps(policy)).reseed(1).rng_.random()

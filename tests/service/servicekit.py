@@ -8,6 +8,7 @@ import signal
 import struct
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -41,24 +42,45 @@ def environment(**extra: str) -> dict[str, str]:
     return env
 
 
+#: What a learner's log says once it holds the lock, or once it waits for it.
+LEARNER_HOLDS = "holding the learner lock"
+LEARNER_WAITS = "waiting for the learner lock"
+
+
 class ServerProcess:
-    """``glmbandits serve`` in a subprocess on 127.0.0.1 and a free port (``--port 0``)."""
+    """``glmbandits serve`` in a subprocess on 127.0.0.1 and a free port (``--port 0``).
+
+    ``role`` is passed as ``--role``; a learner serves no HTTP (``url`` and ``client``
+    are None) and counts as started once it holds the learner lock or waits for it.
+    """
 
     def __init__(self, config: Path, db: str, *, startup_timeout: float = 60.0,
-                 env: dict[str, str] | None = None) -> None:
-        self.log = config.parent / f"server-{time.monotonic_ns()}.log"
+                 env: dict[str, str] | None = None, role: str = "all") -> None:
+        self.log = config.parent / f"server-{role}-{time.monotonic_ns()}.log"
         self._log_handle = open(self.log, "wb")
+        self.role = role
         self.process = subprocess.Popen(
             [sys.executable, "-m", "glmbandits", "serve", str(config), "--host", "127.0.0.1",
-             "--port", "0", "--db", db, "--log-level", "info"],
+             "--port", "0", "--db", db, "--log-level", "info", "--role", role],
             stdout=self._log_handle, stderr=subprocess.STDOUT, env=env or environment())
         self.url = self._wait_for_url(startup_timeout)
-        self.client = httpx.Client(base_url=self.url, headers=HEADERS, timeout=30.0)
+        self.client = None if self.url is None else \
+            httpx.Client(base_url=self.url, headers=HEADERS, timeout=30.0)
 
-    def _wait_for_url(self, timeout: float) -> str:
+    def wait_for(self, text: str, timeout: float = 60.0) -> None:
+        """Wait (bounded) until ``text`` shows in the process's output."""
+        deadline = time.monotonic() + timeout
+        while text not in self.output():
+            if time.monotonic() > deadline or self.process.poll() is not None:
+                raise AssertionError(f"{text!r} did not show in {timeout} s:\n{self.output()}")
+            time.sleep(0.05)
+
+    def _wait_for_url(self, timeout: float) -> str | None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             text = self.log.read_text(errors="replace")
+            if self.role == "learner" and (LEARNER_HOLDS in text or LEARNER_WAITS in text):
+                return None
             marker = "Uvicorn running on "
             if marker in text:
                 url = text.split(marker, 1)[1].split()[0]
@@ -72,7 +94,8 @@ class ServerProcess:
 
     def terminate(self, timeout: float = 60.0) -> int:
         """SIGTERM, then wait (bounded); returns the exit code."""
-        self.client.close()
+        if self.client is not None:
+            self.client.close()
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
         try:
@@ -89,6 +112,38 @@ class ServerProcess:
 
     def output(self) -> str:
         return self.log.read_text(errors="replace")
+
+
+class Client(threading.Thread):
+    """Sends decide+reward pairs until ``rounds`` are done, ``stop`` is set or a request fails."""
+
+    def __init__(self, url: str, index: int, rounds: int, stop: threading.Event) -> None:
+        super().__init__(daemon=True)
+        self.url, self.index, self.rounds, self.stop = url, index, rounds, stop
+        self.decided: list[str] = []
+        self.rewarded: list[tuple[str, str]] = []
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        rng = np.random.default_rng(self.index)
+        with httpx.Client(base_url=self.url, headers=HEADERS, timeout=20.0) as client:
+            for t in range(self.rounds):
+                if self.stop.is_set():
+                    return
+                decision_id = f"c{self.index}-{t}"
+                try:
+                    answer = client.post("/v1/decide", json={
+                        "decision_id": decision_id,
+                        "contexts": unit_rows(rng, 6, 3).tolist()})
+                    assert answer.status_code == 200, answer.text
+                    self.decided.append(decision_id)
+                    reward = client.post("/v1/reward", json={
+                        "decision_id": decision_id, "reward": float(rng.random() < 0.5)})
+                    assert reward.status_code == 200, reward.text
+                    self.rewarded.append((decision_id, reward.json()["status"]))
+                except httpx.TransportError as error:  # the server was killed
+                    self.error = error
+                    return
 
 
 def unit_rows(rng: np.random.Generator, K: int, d: int) -> np.ndarray:

@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import pyarrow.parquet as pq
+import numpy as np
 import pytest
 
 from glmbandits.cli.main import main
@@ -94,10 +95,55 @@ def test_export_writes_the_log_as_parquet(tmp_path, capsys):
     finally:
         assert server.terminate() == 0
     out = tmp_path / "log.parquet"
-    assert main(["export", "--db", db, str(out)]) == 0
+    assert main(["export", "--db", db, "--events", str(out)]) == 0
     assert "wrote 10 events" in capsys.readouterr().out
     table = pq.read_table(out)
     assert table.num_rows == len(lines) == 10
     assert table.column("kind").to_pylist() == ["decision", "reward"] * 5
     assert table.column("contexts").to_pylist()[0] == [[0.1, 0.2, 0.3]] * 2
     assert main(["export", "--db", f"sqlite:///{tmp_path / 'none.db'}", str(out)]) == 2
+    assert main(["export", "--db", db, "--after", "3", str(out)]) == 2
+    assert "--after needs --events" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_the_default_export_is_what_replay_and_the_estimators_read(tmp_path, capsys):
+    """One row per decision with the reward learned: duplicate rewards are not rows, a
+    decision still pending has no reward, and ``glmbandits replay --log`` runs on it."""
+    from glmbandits.data import LoggedBanditData
+
+    config = write_config(tmp_path)
+    db = f"sqlite:///{tmp_path / 'log.db'}"
+    server = ServerProcess(config, db)
+    rng = np.random.default_rng(3)
+    sent = {}
+    try:
+        for i in range(40):
+            contexts = rng.uniform(-0.5, 0.5, size=(3, 3))
+            answer = server.client.post("/v1/decide", json={"decision_id": f"e{i}",
+                                                            "contexts": contexts.tolist()})
+            assert answer.status_code == 200
+            if i < 36:
+                reward = float(rng.random() < 0.5)
+                server.client.post("/v1/reward", json={"decision_id": f"e{i}",
+                                                       "reward": reward})
+                server.client.post("/v1/reward", json={"decision_id": f"e{i}",
+                                                       "reward": 1 - reward})  # duplicate
+                sent[f"e{i}"] = (contexts, answer.json(), reward)
+    finally:
+        assert server.terminate() == 0
+    out = tmp_path / "decisions.parquet"
+    assert main(["export", "--db", db, str(out)]) == 0
+    assert "wrote 40 decisions" in capsys.readouterr().out
+    log = LoggedBanditData.from_parquet(out)
+    assert log.n_rounds == 36
+    assert log.join_counts["pending"] == 4 and log.join_counts["duplicate_rewards"] == 36
+    for t, (contexts, answer, reward) in enumerate(sent.values()):
+        assert np.array_equal(log.contexts[t], contexts)
+        assert log.actions[t] == answer["action"]
+        assert log.propensities[t] == answer["propensity"]
+        assert log.rewards[t] == reward
+    assert main(["replay", "--log", str(out), "--algorithms", "linucb,random",
+                 "--estimators", "ips,snips", "--family", "logistic"]) == 0
+    printed = capsys.readouterr().out
+    assert "36 with a reward" in printed and "linucb" in printed

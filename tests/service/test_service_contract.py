@@ -26,13 +26,18 @@ def test_health_and_openapi_need_no_key(server):
     schema = bare.get("/v1/openapi.json").json()
     assert schema["openapi"].startswith("3.1")
     assert set(schema["paths"]) == {"/v1/decide", "/v1/reward", "/v1/health", "/v1/model",
-                                    "/v1/events", "/metrics", "/v1/openapi.json"}
+                                    "/v1/events", "/v1/evaluation", "/metrics",
+                                    "/v1/openapi.json"}
+    page = bare.get("/")  # the dashboard: static files, no key, no data
+    assert page.status_code == 200 and "<html" in page.text.lower()
+    assert bare.get("/dashboard.js").status_code == 200
+    assert bare.get("/no-such-file.js").status_code == 404
     bare.close()
 
 
 @pytest.mark.parametrize("method,path", [("POST", "/v1/decide"), ("POST", "/v1/reward"),
                                          ("GET", "/v1/model"), ("GET", "/v1/events"),
-                                         ("GET", "/metrics")])
+                                         ("GET", "/v1/evaluation"), ("GET", "/metrics")])
 @pytest.mark.parametrize("authorization", [None, "Bearer wrong-key", f"Basic {KEY}",
                                            "Bearer", f"Bearer {KEY}x"])
 def test_every_other_endpoint_needs_a_valid_key(server, method, path, authorization):

@@ -11,6 +11,7 @@ import pytest
 from glmbandits.service.config import load_config
 from glmbandits.service.core import (Conflict, DecisionService, Invalid, NotFound,
                                      StoreMismatchError, Unavailable)
+from glmbandits.service.events import Event, LogSink
 from glmbandits.service.replay import rebuild_from_log
 from glmbandits.service.store import open_store
 from servicekit import assert_same_state, unit_rows, write_config
@@ -189,3 +190,75 @@ def test_concurrent_requests_share_one_commit(tmp_path):
         assert service.commit_counts()[0] - commits <= 2
     finally:
         service.stop()
+
+
+def test_a_version_1_sqlite_log_is_migrated_in_place_and_keeps_its_events(tmp_path):
+    """Files written before ``policy_action`` and ``tag`` existed gain the columns (NULL
+    for old rows), record schema version 2, and a newer version is refused."""
+    import sqlite3
+
+    from glmbandits.service.sqlite_store import SCHEMA_VERSION, SQLiteStore
+
+    path = tmp_path / "v1.db"
+    db = sqlite3.connect(path)
+    db.executescript(
+        "CREATE TABLE events (seq INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL, "
+        "decision_id TEXT, timestamp REAL NOT NULL, n_actions INTEGER, contexts BLOB, "
+        "excluded TEXT, action INTEGER, probabilities BLOB, propensity REAL, "
+        "model_version INTEGER, reward REAL, status TEXT, older_than REAL);"
+        "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+        "INSERT INTO events (kind, decision_id, timestamp, reward, status) "
+        "VALUES ('reward', 'a', 1.0, 1.0, 'late');")
+    db.commit()
+    db.close()
+    store = SQLiteStore(str(path))
+    assert store.schema_version() == SCHEMA_VERSION == 2
+    store.append(Event("decision", "b", 2.0, contexts=np.eye(2), action=1,
+                       probabilities=np.array([0.0, 1.0]), propensity=1.0, model_version=0,
+                       tag=3, policy_action=0))
+    store.commit()
+    old, new = list(store.events())
+    assert (old.kind, old.tag, old.policy_action) == ("reward", None, None)
+    assert (new.tag, new.policy_action) == (3, 0)
+    store.close()
+    db = sqlite3.connect(path)
+    db.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
+    db.commit()
+    db.close()
+    with pytest.raises(RuntimeError, match="schema version 3, newer"):
+        SQLiteStore(str(path))
+
+
+def test_a_served_supcb_glm_logs_the_stage_of_each_decision(tmp_path):
+    from glmbandits.service.sqlite_store import SQLiteStore
+
+    store = SQLiteStore(str(tmp_path / "log.db"))
+    sink = LogSink(store.append)
+    from glmbandits import SupCBGLM
+
+    policy = SupCBGLM(n_features=3, seed=0)
+    policy.event_log = sink
+    decision = policy.decide(np.eye(3), now=1.0)
+    store.commit()
+    (event,) = list(store.events())
+    assert event.tag == policy.decisions_.pending[decision.decision_id].tag is not None
+    store.close()
+
+
+def test_the_event_stream_may_resume_on_another_thread(tmp_path):
+    """GET /v1/events streams a generator that the server resumes on any thread of its
+    pool; reading on after the first thread must work (it raised ProgrammingError)."""
+    import concurrent.futures
+
+    service = start(tmp_path)
+    try:
+        for t in range(3):
+            service.decide(unit_rows(np.random.default_rng(t), 3, 3), decision_id=f"t{t}")
+        events = service.store.events()
+        with concurrent.futures.ThreadPoolExecutor(1) as first, \
+                concurrent.futures.ThreadPoolExecutor(1) as second:
+            head = first.submit(next, events).result()
+            rest = second.submit(list, events).result()  # ends (closes) on another thread
+        assert [event.seq for event in [head, *rest]] == [1, 2, 3]
+    finally:
+        service.stop(snapshot=False)

@@ -36,7 +36,9 @@ def add_replay_arguments(parser: argparse.ArgumentParser) -> None:
     source.add_argument("--log", metavar="FILE.npz",
                         help="a log saved by LoggedBanditData.save (columns contexts, n_actions, "
                              "action, reward, propensity); a .sqlite or .db file is read as "
-                             "an event log")
+                             "an event log, a .parquet file as an export of one "
+                             "(glmbandits.data.export_parquet, or 'glmbandits export' of a "
+                             "service's log)")
     source.add_argument("--event-log", metavar="FILE.sqlite",
                         help="an event log written by glmbandits.EventLog: decisions joined "
                              "with the rewards the policy learned (defaults included, dropped "
@@ -84,6 +86,13 @@ def run_replay(args: argparse.Namespace) -> int:
                   f"{counts.get('sum', 0)} summed, {counts.get('default', 0)} default); left "
                   f"out {counts.get('dropped', 0)} dropped and {counts.get('pending', 0)} "
                   f"pending", flush=True)
+            if args.rounds is not None:
+                log = log.subset(range(min(args.rounds, log.n_rounds)))
+        elif args.log is not None and args.log.lower().endswith(".parquet"):
+            log = LoggedBanditData.from_parquet(args.log)
+            counts = log.join_counts or {}
+            print(f"glmbandits replay: export {args.log}: {counts.get('decisions', 0)} "
+                  f"decisions, {log.n_rounds} with a reward", flush=True)
             if args.rounds is not None:
                 log = log.subset(range(min(args.rounds, log.n_rounds)))
         elif args.log is not None:

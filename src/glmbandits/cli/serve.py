@@ -19,8 +19,15 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--port", type=int, default=None,
                         help="port to listen on (default: the config's, else 8000)")
     parser.add_argument("--db", default=None, metavar="URL",
-                        help="event log: sqlite:///relative.db or sqlite:////absolute.db "
-                             "(default: the config's, else CONFIG's name with .db next to it)")
+                        help="event log: sqlite:///relative.db, sqlite:////absolute.db or "
+                             "postgresql://user@host/database (default: the config's, else "
+                             "CONFIG's name with .db next to it)")
+    parser.add_argument("--role", default="all", choices=["all", "api", "learner"],
+                        help="all (default): one process decides and learns; api: answer "
+                             "decide/reward from the latest published model (any number of "
+                             "processes); learner: the one process that learns from the log "
+                             "and publishes models (no HTTP). api and learner need "
+                             "--db postgresql://...")
     parser.add_argument("--example-config", action="store_true",
                         help="print a complete, commented config that starts as it is, and exit")
     parser.add_argument("--log-level", default="info",
@@ -47,25 +54,32 @@ def run_serve(args: argparse.Namespace) -> int:
         return 2
     try:
         config = load_config(args.config)
-        if args.db is not None:
-            from ..service.store import parse_db_url
+        from ..service.store import parse_db_url
 
-            parse_db_url(args.db)
+        scheme, _ = parse_db_url(args.db if args.db is not None else config.db)
     except (ConfigError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    if not config.key_hashes():
+    if args.role != "all" and scheme != "postgresql":
+        print(f"error: --role {args.role} needs a PostgreSQL event log (--db "
+              f"postgresql://user@host/database), got a {scheme} one; with SQLite use "
+              "--role all", file=sys.stderr)
+        return 2
+    if args.role != "learner" and not config.key_hashes():
         print("error: glmbandits serve: at least one API key is needed: put its SHA-256 in "
               "the config's [auth] api_key_sha256, or the key in GLMBANDITS_API_KEYS",
               file=sys.stderr)
         return 2
-    from ..service.core import StoreMismatchError
-    from ..service.server import run_server
+    from ..service.errors import StoreMismatchError
+    from ..service.server import run_learner, run_server
 
     try:
+        if args.role == "learner":
+            return run_learner(config, db=args.db, log_level=args.log_level)
         return run_server(config, host=args.host, port=args.port, db=args.db,
-                          log_level=args.log_level, access_log=args.access_log)
-    except (StoreMismatchError, NotImplementedError) as error:
+                          log_level=args.log_level, access_log=args.access_log,
+                          role=args.role)
+    except (StoreMismatchError, ValueError, ImportError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
 
@@ -74,8 +88,14 @@ def add_export_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--db", required=True, metavar="URL",
                         help="the service's event log, e.g. sqlite:///service.db")
     parser.add_argument("output", metavar="OUT.parquet", help="the Parquet file to write")
+    parser.add_argument("--events", action="store_true",
+                        help="one row per event (every column of the log) instead of the "
+                             "default: one row per decision with the reward the policy "
+                             "learned from it, which 'glmbandits replay --log OUT.parquet' "
+                             "and LoggedBanditData.from_parquet read")
     parser.add_argument("--after", type=int, default=0,
-                        help="only events with a sequence number above this (default: 0)")
+                        help="with --events: only events with a sequence number above this "
+                             "(default: 0)")
 
 
 def run_export(args: argparse.Namespace) -> int:
@@ -93,6 +113,10 @@ def run_export(args: argparse.Namespace) -> int:
         return 2
     from ..service.export import export_parquet
 
-    count = export_parquet(args.db, args.output, after=args.after)
-    print(f"wrote {count} events to {args.output}")
+    if args.after and not args.events:
+        print("error: --after needs --events (a decision joins rewards logged after it)",
+              file=sys.stderr)
+        return 2
+    count = export_parquet(args.db, args.output, events=args.events, after=args.after)
+    print(f"wrote {count} {'events' if args.events else 'decisions'} to {args.output}")
     return 0

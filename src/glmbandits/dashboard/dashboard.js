@@ -10,6 +10,8 @@
   var HISTORY_S = 600;        // charts show the last ten minutes
   var WINDOW_S = 60;          // the headline rates cover the last minute
   var LATEST = 10;            // rows of the latest-decisions table
+  var EVENTS_PAGE = 1000;     // the service's cap on one /v1/events answer: a full page
+                              // means more are waiting, so the next poll comes at once
 
   var key = null;             // the API key: memory only
   var generation = 0;         // bumped on every (re)connect and on a wrong key
@@ -53,7 +55,7 @@
   }
 
   function getEvents(after) {
-    return request("/v1/events?after=" + after).then(function (response) {
+    return request("/v1/events?after=" + after + "&limit=" + EVENTS_PAGE).then(function (response) {
       if (!response.ok) { throw new Error("/v1/events: HTTP " + response.status); }
       return response.text();
     }).then(function (text) {
@@ -108,7 +110,7 @@
     var width = Math.max(300, $(element).clientWidth);
     if (charts[name] === null) {
       charts[name] = new uPlot({
-        width: width, height: 220, legend: {show: false},
+        width: width, height: 220, legend: {show: false}, padding: [12, 28, 0, 0],
         scales: {x: {time: true}, y: {range: fromZero(top)}},
         series: [{}, {label: label, stroke: color, width: 2, fill: color + "22", spanGaps: true}],
         axes: [{}, {size: 50}]
@@ -122,7 +124,8 @@
   function renderModel(model) {
     var counts = model.counts || {};
     setText("model-class", model["class"] || "–");
-    setText("model-shape", "d = " + integer(model.n_features) + " · K ≤ " + integer(model.max_actions));
+    setText("model-shape", "d = " + integer(model.n_features) + " · K ≤ " + integer(model.max_actions)
+      + (model.mode === "shadow" ? " · shadow mode" : ""));
     setText("model-version", integer(model.model_version));
     if (state.version !== null && model.model_version !== state.version) {
       state.previousVersion = state.version;
@@ -157,7 +160,10 @@
     $("no-decisions").hidden = state.latest.length > 0;
     state.latest.forEach(function (event) {
       var row = document.createElement("tr");
-      [clock(event.timestamp), event.decision_id, String(event.action), integer(event.model_version)]
+      // shadow mode: the action shown is the client's default; the policy's own choice follows
+      var shown = event.policy_action == null ? String(event.action)
+        : event.action + " (policy: " + event.policy_action + ")";
+      [clock(event.timestamp), event.decision_id, shown, integer(event.model_version)]
         .forEach(function (text, i) {
           var cell = document.createElement("td");
           cell.textContent = text;
@@ -171,7 +177,8 @@
         .sort(function (x, y) { return y[1] - x[1]; }).slice(0, 5)
         .forEach(function (pair) {
           var item = document.createElement("span");
-          item.className = "prob" + (pair[0] === event.action ? " chosen" : "");
+          var mine = event.policy_action == null ? event.action : event.policy_action;
+          item.className = "prob" + (pair[0] === mine ? " chosen" : "");
           var bar = document.createElement("span");
           bar.className = "bar";
           bar.style.width = Math.max(1, Math.round(40 * pair[1])) + "px";
@@ -251,8 +258,10 @@
   }
 
   function poll(mine) {
+    var more = false;
     Promise.all([getJSON("/v1/model"), getEvents(state.lastSeq), getJSON("/v1/evaluation", true)])
       .then(function (results) {
+        more = results[1].length >= EVENTS_PAGE;
         if (mine !== generation) { return; }
         $("login").hidden = true;
         $("auth-error").hidden = true;
@@ -270,7 +279,7 @@
         setStatus("connection lost (" + error.message + "); retrying", "bad");
       })
       .then(function () {
-        if (mine === generation) { timer = setTimeout(function () { poll(mine); }, POLL_MS); }
+        if (mine === generation) { timer = setTimeout(function () { poll(mine); }, more ? 0 : POLL_MS); }
       });
   }
 

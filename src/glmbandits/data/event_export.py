@@ -19,7 +19,7 @@ import numpy as np
 from .event_log import EventLog
 from .event_records import SCHEMA_VERSION, DecisionEvent, Event, RewardEvent
 
-__all__ = ["JoinedDecisions", "export_parquet", "read_parquet_columns"]
+__all__ = ["JoinedDecisions", "export_parquet", "write_joined_parquet", "read_parquet_columns"]
 
 
 # -- joining ----------------------------------------------------------------------
@@ -41,13 +41,17 @@ class JoinedDecisions:
     Attributes
     ----------
     sequence, decision_ids, timestamps, contexts, probabilities, actions, propensities,
-    model_versions, rewards, reward_sources
+    model_versions, rewards, reward_sources, policy_actions
         One entry per decision (``contexts``/``probabilities`` are lists of arrays).
+        A shadow decision has propensity NaN (unknown: the caller chose ``action``)
+        and its ``policy_actions`` entry is the policy's own choice (-1 for a live
+        decision).
     counts : dict
         ``decisions``, ``learned``, ``sum``, ``default`` (joined defaults, whether
         kept or not), ``dropped``, ``pending``, ``duplicate_rewards``,
         ``late_rewards``, ``orphan_rewards`` (rewards or expiries naming no logged
-        decision), ``with_reward`` (rows that have a usable reward).
+        decision), ``with_reward`` (rows that have a usable reward), ``shadow``
+        (shadow decisions, whatever their reward).
     """
 
     sequence: np.ndarray
@@ -62,6 +66,7 @@ class JoinedDecisions:
     reward_sources: list[str | None]
     counts: dict[str, int]
     source: str = "event log"
+    policy_actions: np.ndarray | None = None
 
     @classmethod
     def from_events(cls, events: Iterator[Event] | list[Event], *, include_defaults: bool = True,
@@ -76,7 +81,7 @@ class JoinedDecisions:
         closed: list[bool] = []
         counts = dict.fromkeys(("decisions", "learned", "sum", "default", "dropped", "pending",
                                 "duplicate_rewards", "late_rewards", "orphan_rewards",
-                                "with_reward"), 0)
+                                "with_reward", "shadow"), 0)
         for event in events:
             if isinstance(event, DecisionEvent):
                 latest[event.decision_id] = len(decisions)
@@ -117,6 +122,7 @@ class JoinedDecisions:
             rewards = [math.nan if s is None else r for s, r in zip(sources, rewards)]
         sources = [None if s == "dropped" else s for s in sources]
         counts["with_reward"] = sum(s is not None for s in sources)
+        counts["shadow"] = sum(e.policy_action is not None for e in decisions)
         return cls(
             sequence=np.array([e.sequence for e in decisions], dtype=np.int64),
             decision_ids=[e.decision_id for e in decisions],
@@ -124,10 +130,13 @@ class JoinedDecisions:
             contexts=[e.contexts for e in decisions],
             probabilities=[e.probabilities for e in decisions],
             actions=np.array([e.action for e in decisions], dtype=np.int64),
-            propensities=np.array([e.propensity for e in decisions], dtype=np.float64),
+            propensities=np.array([math.nan if e.propensity is None else e.propensity
+                                   for e in decisions], dtype=np.float64),
             model_versions=np.array([e.model_version for e in decisions], dtype=np.int64),
             rewards=np.array(rewards, dtype=np.float64),
-            reward_sources=sources, counts=counts, source=source)
+            reward_sources=sources, counts=counts, source=source,
+            policy_actions=np.array([-1 if e.policy_action is None else e.policy_action
+                                     for e in decisions], dtype=np.int64))
 
     @classmethod
     def from_log(cls, log: Any, *, include_defaults: bool = True,
@@ -190,11 +199,24 @@ def export_parquet(log: EventLog | str | Path, path: str | Path, *,
     [1.0]
     """
     owner = "export_parquet"
-    pa = _require_pyarrow(owner)
-    import pyarrow.parquet as pq
-
+    _require_pyarrow(owner)
     joined = JoinedDecisions.from_log(log, include_defaults=include_defaults,
                                       owner=owner)
+    return write_joined_parquet(joined, path, include_defaults=include_defaults)
+
+
+def write_joined_parquet(joined: JoinedDecisions, path: str | Path, *,
+                         include_defaults: bool = True) -> Path:
+    """Write joined decisions in :func:`export_parquet`'s format (one row per decision).
+
+    The writer behind :func:`export_parquet`, for any source of joined decisions
+    (the decision service's log, :mod:`glmbandits.service.export`, uses it too),
+    so that :meth:`~glmbandits.data.LoggedBanditData.from_parquet` and
+    ``glmbandits replay --log FILE.parquet`` read every export the same way.
+    """
+    pa = _require_pyarrow("write_joined_parquet")
+    import pyarrow.parquet as pq
+
     n = len(joined)
     K = np.array([p.shape[0] for p in joined.probabilities], dtype=np.int64)
     d = np.array([X.shape[1] for X in joined.contexts], dtype=np.int64)
@@ -216,7 +238,10 @@ def export_parquet(log: EventLog | str | Path, path: str | Path, *,
         "contexts": contexts,
         "probabilities": probabilities,
         "action": pa.array(joined.actions, pa.int64()),
-        "propensity": pa.array(joined.propensities, pa.float64()),
+        "propensity": pa.array(joined.propensities, pa.float64(),
+                               mask=np.isnan(joined.propensities)),  # null: shadow
+        "policy_action": pa.array(joined.policy_actions, pa.int64(),
+                                  mask=joined.policy_actions < 0),  # null: live
         "model_version": pa.array(joined.model_versions, pa.int64()),
         "reward": pa.array(joined.rewards, pa.float64(), mask=~has_reward),
         "reward_source": pa.array(joined.reward_sources, pa.string()),
@@ -245,9 +270,10 @@ def read_parquet_columns(path: str | Path, owner: str) -> dict[str, Any]:
         raise ValueError(f"{owner}({str(path)!r}): the file was not written by "
                          "glmbandits.data.export_parquet (no glmbandits.event_log metadata)")
     info = json.loads(metadata[b"glmbandits.event_log"])
-    if info.get("schema_version") != SCHEMA_VERSION:
+    if info.get("schema_version") not in range(1, SCHEMA_VERSION + 1):
         raise ValueError(f"{owner}({str(path)!r}): the export has schema version "
-                         f"{info.get('schema_version')!r}; this glmbandits reads {SCHEMA_VERSION}")
+                         f"{info.get('schema_version')!r}; this glmbandits reads 1 to "
+                         f"{SCHEMA_VERSION}")
     K = table.column("n_actions").to_numpy()
     d = table.column("n_features").to_numpy()
     contexts_column = table.column("contexts").combine_chunks()
@@ -259,9 +285,15 @@ def read_parquet_columns(path: str | Path, owner: str) -> dict[str, Any]:
                 for end, k, dd in zip(ends.tolist(), K.tolist(), d.tolist())]
     probabilities = [flat_p[end - k:end].copy() for end, k in zip(p_ends.tolist(), K.tolist())]
     reward = table.column("reward").to_numpy(zero_copy_only=False)
-    return {"contexts": contexts, "probabilities": probabilities,
+    if "policy_action" in table.column_names:  # version 2: null for a live decision
+        policy_action = np.array([-1 if a is None else a for a in
+                                  table.column("policy_action").to_pylist()], dtype=np.int64)
+    else:
+        policy_action = np.full(len(K), -1, dtype=np.int64)
+    return {"policy_action": policy_action,"contexts": contexts, "probabilities": probabilities,
             "action": table.column("action").to_numpy(),
-            "propensity": table.column("propensity").to_numpy(),
+            "propensity": np.asarray(table.column("propensity").to_numpy(
+                zero_copy_only=False), dtype=np.float64),
             "reward": np.asarray(reward, dtype=np.float64),
             "reward_source": table.column("reward_source").to_pylist(),
             "sequence": table.column("sequence").to_numpy(),

@@ -56,7 +56,8 @@ CREATE TABLE IF NOT EXISTS events (
     propensity    REAL,
     model_version INTEGER,
     reward        REAL,
-    status        TEXT
+    status        TEXT,
+    policy_action INTEGER
 );
 CREATE INDEX IF NOT EXISTS events_decision_id ON events (decision_id);
 CREATE TRIGGER IF NOT EXISTS events_no_update BEFORE UPDATE ON events
@@ -65,7 +66,10 @@ CREATE TRIGGER IF NOT EXISTS events_no_delete BEFORE DELETE ON events
 BEGIN SELECT RAISE(ABORT, 'the event log is append-only'); END;
 """
 _COLUMNS = ("sequence, kind, decision_id, timestamp, n_actions, n_features, contexts, "
-            "probabilities, action, propensity, model_version, reward, status")
+            "probabilities, action, propensity, model_version, reward, status, policy_action")
+#: What each older schema version lacks, added by :meth:`EventLog._migrate` (version 1:
+#: no ``policy_action``; its propensity column was already nullable).
+_MIGRATIONS = {1: ("ALTER TABLE events ADD COLUMN policy_action INTEGER",)}
 
 
 class EventLog:
@@ -138,6 +142,7 @@ class EventLog:
                                     "existing event log)")
         self._lock = threading.RLock()
         self._batch_depth = 0
+        self._columns = _COLUMNS
         uri = f"{self.path.resolve().as_uri()}?mode={'ro' if readonly else 'rwc'}"
         connection = sqlite3.connect(uri, uri=True, timeout=timeout, isolation_level=None,
                                      check_same_thread=False)
@@ -175,12 +180,33 @@ class EventLog:
             raise ValueError(f"{self._owner}: the file is an SQLite database of another "
                              f"application (application_id {application_id:#x}), not a "
                              "glmbandits event log; it was not modified")
-        if version != SCHEMA_VERSION:
+        if not 1 <= version <= SCHEMA_VERSION:
             raise ValueError(f"{self._owner}: the event log has schema version {version}; this "
-                             f"glmbandits reads version {SCHEMA_VERSION} only (a newer "
+                             f"glmbandits reads versions 1 to {SCHEMA_VERSION} (a newer "
                              "glmbandits wrote it?); it was not modified")
+        if version < SCHEMA_VERSION:
+            if self.readonly:  # read as it is: the missing column reads as NULL
+                self._columns = _COLUMNS.replace(", policy_action", ", NULL")
+                return
+            self._migrate(connection, version)
         if not self.readonly:
             connection.execute("PRAGMA journal_mode=WAL")
+
+    def _migrate(self, connection: sqlite3.Connection, version: int) -> None:
+        """Bring a log of an older schema version to :data:`SCHEMA_VERSION` in place, in one
+        transaction (its events are kept as they are)."""
+        try:
+            connection.execute("BEGIN IMMEDIATE")
+            current = connection.execute("PRAGMA user_version").fetchone()[0]
+            for step in range(current, SCHEMA_VERSION):  # another process may have done it
+                for statement in _MIGRATIONS[step]:
+                    connection.execute(statement)
+            connection.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            connection.execute("COMMIT")
+        except BaseException:
+            if connection.in_transaction:
+                connection.execute("ROLLBACK")
+            raise
 
     # -- lifecycle ---------------------------------------------------------------
     def _live(self, owner: str) -> sqlite3.Connection:
@@ -228,23 +254,26 @@ class EventLog:
             # durability="full", fsynced) when execute returns
             connection.execute(
                 "INSERT INTO events (kind, decision_id, timestamp, n_actions, n_features, "
-                "contexts, probabilities, action, propensity, model_version, reward, status) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", values)
+                "contexts, probabilities, action, propensity, model_version, reward, status, "
+                "policy_action) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", values)
 
     def record_decision(self, decision_id: str, timestamp: float, contexts: np.ndarray,
-                        probabilities: np.ndarray, action: int, propensity: float,
-                        model_version: int) -> None:
+                        probabilities: np.ndarray, action: int, propensity: float | None,
+                        model_version: int, *, tag: int | None = None,
+                        policy_action: int | None = None) -> None:
         """Append one decision; committed when this returns (outside :meth:`batch`).
 
         ``contexts`` (K, d) and ``probabilities`` (K,) are stored as float64
         bytes, so they read back bit for bit. Every argument is checked first
-        (``propensity`` must equal ``probabilities[action]``); a bad one raises
-        TypeError/ValueError naming it, and nothing is written.
+        (``propensity`` must equal ``probabilities[action]``; a shadow decision
+        gives ``policy_action``, the policy's own choice, and ``propensity`` None);
+        a bad one raises TypeError/ValueError naming it, and nothing is written.
+        ``tag`` is not stored (the service's log keeps it).
         """
         owner = f"{type(self).__name__}.record_decision"
         self._live(owner)
         values = check_decision(owner, decision_id, timestamp, contexts, probabilities,
-                                 action, propensity, model_version)
+                                 action, propensity, model_version, policy_action)
         self._append(owner, values)
 
     def record_reward(self, decision_id: str, timestamp: float, reward: float,
@@ -335,7 +364,8 @@ class EventLog:
             params: tuple[Any, ...] = (last,) if kind is None else (last, kind)
             with self._lock:
                 rows = self._live(owner).execute(
-                    f"SELECT {_COLUMNS} FROM events WHERE {where} ORDER BY sequence LIMIT ?",
+                    f"SELECT {self._columns} FROM events WHERE {where} ORDER BY sequence "
+                    "LIMIT ?",
                     (*params, page)).fetchall()
             for row in rows:
                 yield decode(row)

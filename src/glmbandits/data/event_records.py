@@ -19,7 +19,9 @@ __all__ = ["DecisionEvent", "RewardEvent", "ExpiryEvent", "Event", "SCHEMA_VERSI
            "check_timestamp", "check_count", "check_decision", "check_reward", "check_expiry",
            "decode"]
 
-SCHEMA_VERSION = 1
+#: Version 2 (shadow mode) adds ``policy_action`` and lets a shadow decision's
+#: propensity be null; version-1 logs are migrated in place when opened for writing.
+SCHEMA_VERSION = 2
 #: ``PRAGMA application_id`` of an event log ("GLMB"), so a foreign database is refused.
 APPLICATION_ID = 0x474C4D42
 #: Statuses of a reward event (as returned by ``Policy.reward``).
@@ -30,7 +32,13 @@ MAX_ID_LENGTH = 256
 
 @dataclass(frozen=True, eq=False)
 class DecisionEvent:
-    """A logged decision: the contexts, the full distribution and the chosen action."""
+    """A logged decision: the contexts, the full distribution and the chosen action.
+
+    A shadow decision (``policy_action`` not None) shows the caller's default
+    ``action``: its ``propensity`` is None (unknown: the caller chose) and
+    ``probabilities`` is the policy's own distribution, from which it drew
+    ``policy_action``.
+    """
 
     sequence: int
     decision_id: str
@@ -38,9 +46,15 @@ class DecisionEvent:
     contexts: np.ndarray        # (K, d) float64
     probabilities: np.ndarray   # (K,) float64
     action: int
-    propensity: float
+    propensity: float | None
     model_version: int
+    policy_action: int | None = None
     kind: str = "decision"
+
+    @property
+    def shadow(self) -> bool:
+        """Whether the caller's default action was shown (shadow mode)."""
+        return self.policy_action is not None
 
 
 @dataclass(frozen=True)
@@ -100,8 +114,11 @@ def float_array(value: Any, owner: str, name: str) -> np.ndarray:
 
 
 def check_decision(owner: str, decision_id: Any, timestamp: Any, contexts: Any,
-                    probabilities: Any, action: Any, propensity: Any, model_version: Any
-                    ) -> tuple[Any, ...]:
+                    probabilities: Any, action: Any, propensity: Any, model_version: Any,
+                    policy_action: Any = None) -> tuple[Any, ...]:
+    """The checked row values of a decision. A live decision has ``propensity`` =
+    ``probabilities[action]``; a shadow decision has ``policy_action`` (a row with
+    positive probability) and ``propensity`` None."""
     decision_id = check_id(decision_id, owner)
     timestamp = check_timestamp(timestamp, owner)
     X = float_array(contexts, owner, "contexts")
@@ -124,26 +141,39 @@ def check_decision(owner: str, decision_id: Any, timestamp: Any, contexts: Any,
     action = check_count(action, owner, "action")
     if not 0 <= action < K:
         raise ValueError(f"{owner}: action must lie in [0, {K - 1}], got {action}")
-    propensity = check_real(propensity, owner, "propensity")
-    if not 0.0 < propensity <= 1.0 or abs(propensity - float(p[action])) > 1e-9:
-        raise ValueError(f"{owner}: propensity must equal probabilities[action] = "
-                         f"{format_value(float(p[action]))} and lie in (0, 1], got "
-                         f"{format_value(propensity)}")
+    if policy_action is not None:
+        policy_action = check_count(policy_action, owner, "policy_action")
+        if not 0 <= policy_action < K or not p[policy_action] > 0.0:
+            raise ValueError(f"{owner}: policy_action must be a row in [0, {K - 1}] with "
+                             f"positive probability, got {policy_action}")
+        if propensity is not None:
+            raise ValueError(f"{owner}: a shadow decision (policy_action given) has "
+                             f"propensity None (the caller chose action), got "
+                             f"{format_value(propensity)}")
+    elif propensity is None:
+        raise ValueError(f"{owner}: propensity must be a number (probabilities[action]); "
+                         "it is None only for a shadow decision, which gives policy_action")
+    else:
+        propensity = check_real(propensity, owner, "propensity")
+        if not 0.0 < propensity <= 1.0 or abs(propensity - float(p[action])) > 1e-9:
+            raise ValueError(f"{owner}: propensity must equal probabilities[action] = "
+                             f"{format_value(float(p[action]))} and lie in (0, 1], got "
+                             f"{format_value(propensity)}")
     model_version = check_count(model_version, owner, "model_version")
     if model_version < 0:
         raise ValueError(f"{owner}: model_version must be >= 0, got {model_version}")
     return ("decision", decision_id, timestamp, K, X.shape[1], X.tobytes(), p.tobytes(),
-            action, propensity, model_version, None, None)
+            action, propensity, model_version, None, None, policy_action)
 
 
 def decode(row: tuple[Any, ...]) -> Event:
     (sequence, kind, decision_id, timestamp, K, d, contexts, probabilities, action,
-     propensity, model_version, reward, status) = row
+     propensity, model_version, reward, status, policy_action) = row
     if kind == "decision":
         X = np.frombuffer(contexts, dtype="<f8").reshape(K, d).astype(np.float64)
         p = np.frombuffer(probabilities, dtype="<f8").astype(np.float64)
         return DecisionEvent(sequence, decision_id, timestamp, X, p, action, propensity,
-                             model_version)
+                             model_version, policy_action)
     if kind == "reward":
         return RewardEvent(sequence, decision_id, timestamp, reward, status)
     return ExpiryEvent(sequence, decision_id, timestamp, status, reward)
@@ -159,7 +189,7 @@ def check_reward(owner: str, decision_id: Any, timestamp: Any, reward: Any,
         raise ValueError(f"{owner}: status must be one of {list(REWARD_STATUSES)}, "
                          f"got {status!r}")
     return ("reward", decision_id, timestamp, None, None, None, None, None, None, None,
-            reward, status)
+            reward, status, None)
 
 
 def check_expiry(owner: str, decision_id: Any, timestamp: Any, outcome: Any,
@@ -178,4 +208,4 @@ def check_expiry(owner: str, decision_id: Any, timestamp: Any, outcome: Any,
     else:
         reward = check_real(reward, owner, "reward")
     return ("expiry", decision_id, timestamp, None, None, None, None, None, None, None,
-            reward, outcome)
+            reward, outcome, None)

@@ -185,6 +185,13 @@ class LoggedBanditData:
         * the default reward of an expiry with outcome ``"default"``, only when
           ``include_defaults``.
 
+        Shadow decisions (made with ``decide(..., default_action=a)``) are **left
+        out** and counted in ``join_counts["shadow"]``: the caller chose their
+        action, with no known propensity, so importance-weighted estimators cannot
+        use them as the logging policy's rounds. Evaluate them with
+        :func:`glmbandits.evaluation.evaluate_shadow` (``GET /v1/evaluation`` of the
+        service does), which takes the caller as deterministic.
+
         Duplicate and late rewards are never used. Decisions without a usable
         reward (dropped, still pending, or defaults with ``include_defaults=False``)
         are **left out**, and counted in ``join_counts``. Leaving them out keeps
@@ -241,7 +248,9 @@ class LoggedBanditData:
         joined = JoinedDecisions.from_log(log_or_path, include_defaults=include_defaults,
                                           owner=owner)
         label = Path(joined.source).stem
-        keep = [i for i, source in enumerate(joined.reward_sources) if source is not None]
+        shadow = joined.policy_actions >= 0
+        keep = [i for i, source in enumerate(joined.reward_sources)
+                if source is not None and not shadow[i]]
         return cls._from_joined(owner, [joined.contexts[i] for i in keep],
                                 joined.actions[keep], joined.rewards[keep],
                                 joined.propensities[keep], dict(joined.counts),
@@ -261,7 +270,8 @@ class LoggedBanditData:
         owner = f"{cls.__name__}.from_parquet"
         columns = read_parquet_columns(path, owner)
         keep = [i for i, source in enumerate(columns["reward_source"])
-                if source is not None and (include_defaults or source != "default")]
+                if source is not None and (include_defaults or source != "default")
+                and columns["policy_action"][i] < 0]  # shadow rounds: see from_event_log
         counts = dict(columns["info"].get("counts", {}))
         return cls._from_joined(owner, [columns["contexts"][i] for i in keep],
                                 columns["action"][keep], columns["reward"][keep],
@@ -273,8 +283,11 @@ class LoggedBanditData:
                      rewards: np.ndarray, propensities: np.ndarray, counts: dict[str, int],
                      name: str) -> "LoggedBanditData":
         if not contexts:
+            shadow = (f"; its {counts['shadow']} shadow decision(s) have no propensity and "
+                      "are left out (evaluate them with glmbandits.evaluation.evaluate_shadow)"
+                      if counts.get("shadow") else "")
             raise ValueError(f"{owner}: the event log has no decision with a usable reward "
-                             f"(join counts: {counts})")
+                             f"(join counts: {counts}){shadow}")
         widths = {X.shape[1] for X in contexts}
         if len(widths) > 1:
             raise ValueError(f"{owner}: every decision must have the same number of features "

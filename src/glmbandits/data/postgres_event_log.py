@@ -15,7 +15,8 @@ so two processes starting at once do not race):
 * ``glmbandits_schema_version (component text primary key, version integer,
   migrated_at timestamptz)``: the row ``('event_log', N)`` records the version;
   a database with a newer version is refused, never modified.
-* ``glmbandits_events``: one row per event, ``sequence bigserial primary key``,
+* ``glmbandits_events``: one row per event (version 2 added ``policy_action``, set
+  on shadow decisions, whose ``propensity`` is null), ``sequence bigserial primary key``,
   the columns of the SQLite log (``contexts`` and ``probabilities`` as float64
   ``bytea``), an index on ``decision_id``, triggers that refuse UPDATE, DELETE
   and TRUNCATE.
@@ -58,7 +59,7 @@ from .._validation import check_real
 from .event_records import (EXPIRY_OUTCOMES, REWARD_STATUSES, DecisionEvent, Event,
                             ExpiryEvent, RewardEvent, check_count, check_decision,
                             check_expiry, check_reward, decode)
-from .postgres_locks import advisory_key, redact_url, require_psycopg
+from .postgres_locks import apply_migrations, connect, redact_url, require_psycopg
 
 __all__ = ["PostgresEventLog", "POSTGRES_SCHEMA_VERSION", "MIGRATIONS"]
 
@@ -89,54 +90,30 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
            ON glmbandits_events FOR EACH STATEMENT
            EXECUTE FUNCTION glmbandits_events_append_only()""",
     ),
+    (  # version 2: shadow mode (the propensity of a shadow decision is null)
+        "ALTER TABLE glmbandits_events ADD COLUMN policy_action integer",
+    ),
 )
 POSTGRES_SCHEMA_VERSION = len(MIGRATIONS)
 COMPONENT = "event_log"
-_SCHEMA_LOCK = advisory_key("glmbandits.schema")
 _PAGE = 1024
 _COLUMNS = ("sequence, kind, decision_id, timestamp, n_actions, n_features, contexts, "
-            "probabilities, action, propensity, model_version, reward, status")
+            "probabilities, action, propensity, model_version, reward, status, policy_action")
 _INSERT = ("INSERT INTO glmbandits_events (kind, decision_id, timestamp, n_actions, "
            "n_features, contexts, probabilities, action, propensity, model_version, reward, "
-           "status) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)")
+           "status, policy_action) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)")
 _LOCK = "LOCK TABLE glmbandits_events IN SHARE ROW EXCLUSIVE MODE"
 
 
 def migrate(connection: Any, owner: str) -> int:
     """Create or migrate the event-log schema on an autocommit ``connection``; its version.
 
-    One transaction under a transaction-level advisory lock: concurrent callers
-    wait for each other and the second finds the work done. A database whose
-    recorded version is newer than :data:`POSTGRES_SCHEMA_VERSION`, or that holds a
-    ``glmbandits_events`` table without a recorded version, is refused (ValueError)
-    and left unchanged.
+    :func:`~glmbandits.data.postgres_locks.apply_migrations` with :data:`MIGRATIONS`
+    (one transaction under an advisory lock; a newer or foreign schema is refused
+    with ValueError and left unchanged).
     """
-    with connection.transaction():
-        connection.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
-        connection.execute("CREATE TABLE IF NOT EXISTS glmbandits_schema_version ("
-                           "component text PRIMARY KEY, version integer NOT NULL, "
-                           "migrated_at timestamptz NOT NULL DEFAULT now())")
-        row = connection.execute("SELECT version FROM glmbandits_schema_version "
-                                 "WHERE component = %s", (COMPONENT,)).fetchone()
-        current = 0 if row is None else int(row[0])
-        if current > POSTGRES_SCHEMA_VERSION:
-            raise ValueError(f"{owner}: the event log has schema version {current}; this "
-                             f"glmbandits knows versions up to {POSTGRES_SCHEMA_VERSION} (a "
-                             "newer glmbandits wrote it?); it was not modified")
-        if current == 0 and connection.execute(
-                "SELECT to_regclass('glmbandits_events') IS NOT NULL").fetchone()[0]:
-            raise ValueError(f"{owner}: the database has a glmbandits_events table but no "
-                             "recorded schema version: it is not a glmbandits event log; it "
-                             "was not modified")
-        for version in range(current + 1, POSTGRES_SCHEMA_VERSION + 1):
-            for statement in MIGRATIONS[version - 1]:
-                connection.execute(statement)
-        if current < POSTGRES_SCHEMA_VERSION:
-            connection.execute(
-                "INSERT INTO glmbandits_schema_version (component, version) VALUES (%s, %s) "
-                "ON CONFLICT (component) DO UPDATE SET version = EXCLUDED.version, "
-                "migrated_at = now()", (COMPONENT, POSTGRES_SCHEMA_VERSION))
-    return POSTGRES_SCHEMA_VERSION
+    return apply_migrations(connection, owner, COMPONENT, MIGRATIONS, "glmbandits_events",
+                            what="event log")
 
 
 class PostgresEventLog:
@@ -188,9 +165,8 @@ class PostgresEventLog:
             raise
 
     def _connect(self) -> Any:
-        return self._psycopg.connect(self._url, autocommit=True,
-                                     connect_timeout=max(1, math.ceil(self.connect_timeout)),
-                                     application_name="glmbandits-event-log")
+        return connect(self._url, application_name="glmbandits-event-log",
+                       connect_timeout=self.connect_timeout, owner=self._owner)
 
     # -- lifecycle ---------------------------------------------------------------
     def _live(self, owner: str) -> Any:
@@ -266,17 +242,20 @@ class PostgresEventLog:
         raise AssertionError("unreachable")  # pragma: no cover
 
     def record_decision(self, decision_id: str, timestamp: float, contexts: np.ndarray,
-                        probabilities: np.ndarray, action: int, propensity: float,
-                        model_version: int) -> None:
+                        probabilities: np.ndarray, action: int, propensity: float | None,
+                        model_version: int, *, tag: int | None = None,
+                        policy_action: int | None = None) -> None:
         """Append one decision; committed when this returns (outside :meth:`batch`).
 
-        The checks are those of :meth:`glmbandits.data.EventLog.record_decision`;
+        The checks are those of :meth:`glmbandits.data.EventLog.record_decision`
+        (shadow decisions: ``policy_action`` given, ``propensity`` None);
         a bad argument raises TypeError/ValueError naming it, and nothing is written.
         """
         owner = f"{type(self).__name__}.record_decision"
         self._live(owner)
         self._append(owner, check_decision(owner, decision_id, timestamp, contexts,
-                                           probabilities, action, propensity, model_version))
+                                           probabilities, action, propensity, model_version,
+                                           policy_action))
 
     def record_reward(self, decision_id: str, timestamp: float, reward: float,
                       status: str) -> None:

@@ -8,6 +8,10 @@
   takes over when the first releases the lock or its connection dies (PostgreSQL
   drops a session's advisory locks when the session ends, ``kill -9`` of the
   process included).
+* :func:`connect` opens a connection the way every glmbandits component does, and
+  :func:`apply_migrations` creates or migrates one component's tables with a recorded
+  schema version (the event log of :mod:`.postgres_event_log` and the service's store
+  of :mod:`glmbandits.service.postgres_store` both use them).
 
 References
 ----------
@@ -18,16 +22,17 @@ Functions" (section 9.27.10).
 from __future__ import annotations
 
 import hashlib
+import math
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator, Sequence
 from urllib.parse import urlsplit, urlunsplit
 
 from .._validation import check_positive
 
 __all__ = ["require_psycopg", "advisory_key", "learner_lock", "AdvisoryLock",
-           "LEARNER_LOCK_NAME", "redact_url"]
+           "LEARNER_LOCK_NAME", "redact_url", "connect", "apply_migrations"]
 
 #: The default name of the learner's lock (one learner per database).
 LEARNER_LOCK_NAME = "glmbandits.learner"
@@ -87,6 +92,63 @@ def redact_url(url: str) -> str:
     return urlunsplit(parts._replace(netloc=f"{user}:***@{netloc[1]}"))
 
 
+def connect(url: str, *, application_name: str, connect_timeout: float = 10.0,
+            owner: str = "connect") -> Any:
+    """An autocommit psycopg connection to ``url`` (``connect_timeout`` seconds, rounded up)."""
+    psycopg = require_psycopg(owner)
+    return psycopg.connect(url, autocommit=True,
+                           connect_timeout=max(1, math.ceil(connect_timeout)),
+                           application_name=application_name)
+
+
+#: The advisory lock every schema creation or migration holds (all components share it).
+_SCHEMA_LOCK = advisory_key("glmbandits.schema")
+
+
+def apply_migrations(connection: Any, owner: str, component: str,
+                     migrations: Sequence[Sequence[str]], guard_table: str, *,
+                     what: str | None = None) -> int:
+    """Create or migrate ``component``'s tables on an autocommit ``connection``; its version.
+
+    ``migrations[v - 1]`` holds the statements that take the schema from version
+    ``v - 1`` to ``v``; the reached version is recorded in the row ``component`` of
+    ``glmbandits_schema_version (component, version, migrated_at)``. One transaction
+    under a transaction-level advisory lock: concurrent callers wait for each other and
+    the second finds the work done. A database whose recorded version is newer than
+    ``len(migrations)``, or that holds ``guard_table`` without a recorded version, is
+    refused (ValueError) and left unchanged; ``what`` names the component in the
+    messages (default: ``component``).
+    """
+    target = len(migrations)
+    what = what or component
+    with connection.transaction():
+        connection.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+        connection.execute("CREATE TABLE IF NOT EXISTS glmbandits_schema_version ("
+                           "component text PRIMARY KEY, version integer NOT NULL, "
+                           "migrated_at timestamptz NOT NULL DEFAULT now())")
+        row = connection.execute("SELECT version FROM glmbandits_schema_version "
+                                 "WHERE component = %s", (component,)).fetchone()
+        current = 0 if row is None else int(row[0])
+        if current > target:
+            raise ValueError(f"{owner}: the {what} has schema version {current}; this "
+                             f"glmbandits knows versions up to {target} (a newer glmbandits "
+                             "wrote it?); it was not modified")
+        if current == 0 and connection.execute(
+                "SELECT to_regclass(%s) IS NOT NULL", (guard_table,)).fetchone()[0]:
+            raise ValueError(f"{owner}: the database has a {guard_table} table but no recorded "
+                             f"schema version: it is not a glmbandits {what}; it was not "
+                             "modified")
+        for version in range(current + 1, target + 1):
+            for statement in migrations[version - 1]:
+                connection.execute(statement)
+        if current < target:
+            connection.execute(
+                "INSERT INTO glmbandits_schema_version (component, version) VALUES (%s, %s) "
+                "ON CONFLICT (component) DO UPDATE SET version = EXCLUDED.version, "
+                "migrated_at = now()", (component, target))
+    return target
+
+
 @dataclass
 class AdvisoryLock:
     """A held session-level advisory lock (yielded by :func:`learner_lock`).
@@ -127,8 +189,8 @@ class AdvisoryLock:
 
 @contextmanager
 def learner_lock(connection: Any, name: int | str = LEARNER_LOCK_NAME, *,
-                 timeout: float | None = None, poll_interval: float = 0.2
-                 ) -> Iterator[AdvisoryLock]:
+                 timeout: float | None = None, poll_interval: float = 0.2,
+                 on_wait: Callable[[int], None] | None = None) -> Iterator[AdvisoryLock]:
     """Hold the advisory lock ``name`` on ``connection`` for the ``with`` block.
 
     Waits by polling ``pg_try_advisory_lock`` every ``poll_interval`` seconds
@@ -149,6 +211,9 @@ def learner_lock(connection: Any, name: int | str = LEARNER_LOCK_NAME, *,
         Give up after this many seconds (``None``: wait as long as it takes).
     poll_interval : float, default 0.2
         Seconds between two tries.
+    on_wait : callable, optional
+        Called once, with the key, when the first try finds the lock held (a
+        learner logs that it waits).
 
     Yields
     ------
@@ -184,7 +249,11 @@ def learner_lock(connection: Any, name: int | str = LEARNER_LOCK_NAME, *,
         raise ValueError(f"{owner}: connection must be in autocommit mode "
                          "(psycopg.connect(url, autocommit=True)), got autocommit=False")
     start = time.monotonic()
+    told = False
     while not connection.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()[0]:
+        if on_wait is not None and not told:
+            told = True
+            on_wait(key)
         waited = time.monotonic() - start
         if timeout is not None and waited >= timeout:
             raise TimeoutError(f"{owner}: the advisory lock {name!r} (key {key}) is held by "

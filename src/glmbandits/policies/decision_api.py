@@ -19,6 +19,10 @@ Agarwal et al. (2016), "Making Contextual Decisions with Low Technical Debt"
 (the Multiworld Testing Decision Service: explore, log by event id, join
 rewards, learn); Azure Personalizer's rank/reward API (reward wait time,
 default reward, reward aggregation).
+
+Why this module is long: ``decide``, ``register_decision``, ``reward`` and
+``expire`` are one protocol over one store of pending decisions (each keeps the
+invariants the others rely on), and their docstrings are the public reference.
 """
 
 from __future__ import annotations
@@ -33,8 +37,9 @@ from .._validation import check_contexts, check_real, format_value
 from ..estimation.checkpoint import checkpoint
 from .decisions import (DEFAULTED, DROPPED, DUPLICATE, HELD, LATE, LEARNED, Decision,
                         EventSink, PendingDecision, PendingDecisions, UnknownDecisionError,
-                        _read_only, check_decision_id, check_excluded, check_timestamp,
-                        digest_matches, request_digest)
+                        _read_only, check_decision_id, check_default_action, check_excluded,
+                        check_timestamp, digest_matches, request_digest)
+from .scores import ActionScores
 
 __all__ = ["DecisionAPI", "REWARDED"]
 
@@ -103,8 +108,17 @@ class DecisionAPI:
 
     # -- decide -----------------------------------------------------------------
     def decide(self, contexts: Any, decision_id: str | None = None,
-               excluded: Sequence[int] | None = None, *, now: float | None = None) -> Decision:
+               excluded: Sequence[int] | None = None, *, default_action: int | None = None,
+               now: float | None = None, keep_pending: bool = True) -> Decision:
         """Choose an action and keep the decision until its reward arrives.
+
+        With ``default_action`` (shadow mode, Azure Personalizer's apprentice mode)
+        the caller has already chosen: the policy still chooses (its generator
+        advances exactly as in live mode), but the returned decision shows the
+        default (``action = default_action``, ``propensity = None``,
+        ``policy_action`` the policy's choice, ``probabilities`` the policy's own
+        distribution), and the reward that arrives later is learned for the
+        default action's row.
 
         Parameters
         ----------
@@ -117,9 +131,18 @@ class DecisionAPI:
             client retry); with other contexts or exclusions it is refused.
         excluded : sequence of int, optional
             Rows that must not be chosen (probability 0); at least one must remain.
+        default_action : int, optional
+            Shadow mode: the row the caller shows (an int in [0, K), not excluded).
+            It is part of the request a retry must repeat.
         now : float, optional
             The decision's time in seconds (default ``time.time()``); ``expire``
             and ``reward_wait`` compare these times.
+        keep_pending : bool, default True
+            False: choose and log (``event_log``, with the tag) only. No pending
+            entry is kept, nothing is counted and the id is not looked up (the
+            caller answers retries, e.g. from the log): a policy copy that only
+            decides, while another process learns the logged decisions with
+            :meth:`register_decision`. Its pending decisions do not grow.
 
         Returns
         -------
@@ -145,19 +168,20 @@ class DecisionAPI:
         if decision_id is not None:
             decision_id = check_decision_id(decision_id, owner)
         candidates = check_excluded(excluded, X.shape[0], owner)
+        default_action = check_default_action(default_action, X.shape[0], candidates, owner)
         now = time.time() if now is None else check_timestamp(now, owner)
         store = self.decisions_
-        digest = request_digest(X, candidates)
+        digest = request_digest(X, candidates, default_action) if keep_pending else ""
         if decision_id is None:
             decision_id = str(uuid.uuid4())
-        else:
+        elif keep_pending:
             entry = store.pending.get(decision_id)
             if entry is not None:
-                if not digest_matches(entry.digest, X, candidates, digest):
+                if not digest_matches(entry.digest, X, candidates, digest, default_action):
                     raise ValueError(
                         f"{owner}: decision_id {decision_id!r} is pending for a request with "
-                        "other contexts or exclusions; a retry must repeat the request exactly "
-                        "(use a new decision_id for a new request)")
+                        "other contexts or exclusions (or default_action); a retry must repeat "
+                        "the request exactly (use a new decision_id for a new request)")
                 store.counts["retried"] += 1
                 return entry.decision
             if decision_id in store.resolved:
@@ -183,15 +207,19 @@ class DecisionAPI:
                 probabilities[candidates] = self.last_probabilities_
                 candidate_rows = candidates
                 self.last_probabilities_ = probabilities
+            policy_action = None
+            if default_action is not None:  # shadow mode: show (and learn) the default
+                policy_action, action = action, default_action
             decision = Decision(
                 decision_id=decision_id, action=action,
                 probabilities=_read_only(probabilities.copy()),
-                propensity=float(probabilities[action]), scores=self.last_scores_,
-                candidates=_read_only(candidate_rows), model_version=self.n_updates_,
-                timestamp=now)
+                propensity=None if policy_action is not None else float(probabilities[action]),
+                scores=self.last_scores_, candidates=_read_only(candidate_rows),
+                model_version=self.n_updates_, timestamp=now, policy_action=policy_action)
             if log is not None:
                 log.record_decision(decision_id, now, X, decision.probabilities,
-                                    action, decision.propensity, self.n_updates_)
+                                    action, decision.propensity, self.n_updates_, tag=tag,
+                                    policy_action=policy_action)
         except BaseException:
             if record is not None:
                 record.restore()
@@ -199,13 +227,135 @@ class DecisionAPI:
             raise
         if record is not None:
             record.release()
+        if keep_pending:
+            self._keep_pending(PendingDecision(decision, X[action].copy(), tag, digest), now)
+        return decision
+
+    def _keep_pending(self, entry: PendingDecision, now: float) -> None:
+        """Add a made (and logged) decision to the pending ones, and count it."""
+        store = self.decisions_
         # Only a decision that was made (and logged) makes room: the oldest pending
         # ones expire (as expire() would), so a refused decide evicts nothing.
         while len(store.pending) >= store.max_pending:
             self._close_decision(next(iter(store.pending)), now)
-        store.pending[decision_id] = PendingDecision(decision, X[action].copy(), tag, digest)
+        store.pending[entry.decision.decision_id] = entry
         store.counts["decided"] += 1
+
+    def register_decision(self, decision_id: str, contexts: Any, action: int,
+                          probabilities: Any, *, model_version: int, timestamp: float,
+                          propensity: float | None = None, tag: int | None = None,
+                          excluded: Sequence[int] | None = None,
+                          policy_action: int | None = None) -> Decision:
+        """Keep a decision made elsewhere (a logged one) as pending, without deciding.
+
+        The learner of a scale-out service reads the decisions that API processes
+        logged (with ``decide(..., keep_pending=False)`` on a copy of this policy)
+        and registers each here, in log order; a later :meth:`reward` then learns
+        from it exactly as if this policy had made it: ``x = contexts[action]`` and
+        ``tag`` (SupCB-GLM's stage) come from the record. ``max_pending`` is obeyed
+        as in :meth:`decide` (the oldest pending decisions close first). No
+        randomness is drawn and ``event_log`` is not written (the decision is in
+        the log already); the decision's ``scores`` are unknown here and NaN.
+
+        Parameters
+        ----------
+        decision_id : str
+            The logged id; it must not be pending or closed in this policy.
+        contexts : array-like of shape (K, d)
+            The logged contexts.
+        action : int
+            The row that was played (the client's own, in shadow mode).
+        probabilities : array-like of shape (K,)
+            The logged distribution.
+        model_version : int
+            The model version the decision was made with.
+        timestamp : float
+            When it was decided (``reward_wait`` and ``expire`` compare it).
+        propensity : float or None
+            The logged propensity; None (shadow mode) is kept as NaN.
+        tag : int or None
+            The algorithm's tag for the decision, as logged.
+        excluded : sequence of int, optional
+            The rows the request excluded.
+        policy_action : int, optional
+            A shadow decision (``decide(..., default_action=...)``): what the policy
+            would have chosen; ``action`` is then the client's default, and the
+            propensity must be None.
+
+        Returns
+        -------
+        Decision
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from glmbandits import UCBGLM
+        >>> deciding, learning = UCBGLM(n_features=2, seed=0), UCBGLM(n_features=2, seed=0)
+        >>> made = deciding.decide(np.eye(2), "d1", now=0.0, keep_pending=False)
+        >>> deciding.decision_statistics["pending"]
+        0
+        >>> _ = learning.register_decision("d1", np.eye(2), made.action, made.probabilities,
+        ...                                model_version=0, timestamp=0.0)
+        >>> learning.reward("d1", 1.0, now=1.0), learning.model_version
+        ('learned', 1)
+        """
+        owner = f"{type(self).__name__}.register_decision"
+        decision_id = check_decision_id(decision_id, owner)
+        X = check_contexts(contexts, self.n_features, owner)
+        candidates = check_excluded(excluded, X.shape[0], owner)
+        now = check_timestamp(timestamp, owner)
+        if isinstance(action, bool) or not isinstance(action, (int, np.integer)) or \
+                not 0 <= int(action) < X.shape[0]:
+            raise ValueError(f"{owner}: action must be a row index in [0, {X.shape[0] - 1}], "
+                             f"got {action!r}")
+        action = int(action)
+        p = np.array(probabilities, dtype=np.float64)
+        if p.shape != (X.shape[0],):
+            raise ValueError(f"{owner}: probabilities must have shape ({X.shape[0]},), got "
+                             f"{p.shape}")
+        if policy_action is not None:
+            if isinstance(policy_action, bool) or not isinstance(policy_action, (int, np.integer)) \
+                    or not 0 <= int(policy_action) < X.shape[0]:
+                raise ValueError(f"{owner}: policy_action must be a row index in "
+                                 f"[0, {X.shape[0] - 1}] or None, got {policy_action!r}")
+            if propensity is not None:
+                raise ValueError(f"{owner}: a shadow decision (policy_action given) has no "
+                                 f"propensity (the client chose), got propensity={propensity!r}")
+            policy_action = int(policy_action)
+        store = self.decisions_
+        if decision_id in store.pending or decision_id in store.resolved:
+            raise ValueError(f"{owner}: decision_id {decision_id!r} is already "
+                             f"{'pending' if decision_id in store.pending else 'closed'} in "
+                             "this policy; a log holds each decision once")
+        rows = np.arange(X.shape[0]) if candidates is None else candidates
+        unknown = np.full(rows.shape[0], np.nan)
+        scores = ActionScores(ucb=unknown, mean=unknown.copy(), width=unknown.copy(),
+                              family=getattr(self, "family", None))
+        decision = Decision(
+            decision_id=decision_id, action=action, probabilities=_read_only(p),
+            propensity=None if propensity is None else float(propensity),
+            scores=scores, candidates=_read_only(rows.copy()),
+            model_version=int(model_version), timestamp=now, policy_action=policy_action)
+        default_action = None if policy_action is None else action
+        self._keep_pending(PendingDecision(decision, X[action].copy(),
+                                           None if tag is None else int(tag),
+                                           request_digest(X, candidates, default_action)), now)
         return decision
+
+    def check_reward(self, reward: Any) -> float:
+        """``reward`` as a float if the family accepts it, else ValueError/TypeError (what
+        :meth:`reward` would refuse; a process that only logs rewards checks them first)."""
+        return self._check_reward(reward, f"{type(self).__name__}.reward")
+
+    def reseed(self, entropy: Any = None) -> Any:
+        """Replace the policy's random generator by ``numpy.random.default_rng(entropy)``.
+
+        ``None`` (the default) draws fresh entropy from the OS: copies of one model
+        that decide in several processes then draw different samples. Returns the
+        policy.
+        """
+        self.rng_ = np.random.default_rng(entropy)
+        return self
 
     # -- rewards ------------------------------------------------------------------
     def reward(self, decision_id: str, reward: Any, *, now: float | None = None

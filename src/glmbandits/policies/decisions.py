@@ -53,7 +53,8 @@ from .scores import ActionScores
 
 __all__ = ["Decision", "PendingDecision", "PendingDecisions", "EventSink",
            "UnknownDecisionError", "LEARNED", "HELD", "DUPLICATE", "LATE",
-           "DROPPED", "DEFAULTED", "REWARD_STATUSES", "EXPIRY_OUTCOMES"]
+           "DROPPED", "DEFAULTED", "REWARD_STATUSES", "EXPIRY_OUTCOMES",
+           "check_default_action"]
 
 #: What :meth:`Policy.reward` did with a reward.
 LEARNED, HELD, DUPLICATE, LATE = "learned", "held", "duplicate", "late"
@@ -86,12 +87,15 @@ class Decision:
     decision_id : str
         The id rewards refer to (a new UUID4 string when none was given).
     action : int
-        The chosen row of ``contexts``.
+        The row of ``contexts`` that is shown: the policy's choice, or in shadow
+        mode the caller's ``default_action``.
     probabilities : ndarray of shape (K,)
-        The full distribution the action was drawn from (read-only), 0 on
-        excluded rows; it includes the exploration floor.
-    propensity : float
-        ``probabilities[action]``, what off-policy estimators divide by.
+        The policy's full distribution (read-only), 0 on excluded rows; it
+        includes the exploration floor. In shadow mode it is still the policy's
+        own distribution, not the distribution ``action`` was drawn from.
+    propensity : float or None
+        ``probabilities[action]``, what off-policy estimators divide by; ``None``
+        in shadow mode (the caller chose ``action``, with no known probability).
     scores : ActionScores
         The policy's per-action scores, over the candidate rows only
         (``candidates``; all K rows when nothing was excluded).
@@ -101,18 +105,32 @@ class Decision:
         The number of rewards the policy had absorbed when it decided.
     timestamp : float
         When it was decided, in seconds (``time.time()`` unless ``now`` was given).
+    policy_action : int or None
+        Shadow mode (``decide(..., default_action=a)``): the row the policy chose
+        (drawn from ``probabilities``) while ``action`` is the default; ``None``
+        for a live decision.
     """
 
     decision_id: str
     action: int
     probabilities: np.ndarray
-    propensity: float
+    propensity: float | None
     scores: ActionScores
     candidates: np.ndarray
     model_version: int
     timestamp: float
+    policy_action: int | None = None
+
+    @property
+    def shadow(self) -> bool:
+        """Whether this is a shadow decision (the caller's default action was shown)."""
+        return self.policy_action is not None
 
     def __repr__(self) -> str:
+        if self.policy_action is not None:
+            return (f"Decision(decision_id={self.decision_id!r}, action={self.action} "
+                    f"(default), policy_action={self.policy_action}, "
+                    f"model_version={self.model_version})")
         return (f"Decision(decision_id={self.decision_id!r}, action={self.action}, "
                 f"propensity={self.propensity:.6g}, model_version={self.model_version})")
 
@@ -121,9 +139,14 @@ class EventSink(Protocol):
     """What a policy writes its events to (:class:`glmbandits.EventLog` implements it)."""
 
     def record_decision(self, decision_id: str, timestamp: float, contexts: np.ndarray,
-                        probabilities: np.ndarray, action: int, propensity: float,
-                        model_version: int) -> None:
-        """Append one decision (before ``decide`` returns it)."""
+                        probabilities: np.ndarray, action: int, propensity: float | None,
+                        model_version: int, *, tag: int | None = None,
+                        policy_action: int | None = None) -> None:
+        """Append one decision (before ``decide`` returns it); ``tag`` is what the
+        algorithm attached to it (SupCB-GLM's stage, else None), which a learner that
+        did not make the decision needs to learn from its reward. In shadow mode
+        ``action`` is the caller's default action, ``propensity`` is None and
+        ``policy_action`` the policy's own choice (None for a live decision)."""
 
     def record_reward(self, decision_id: str, timestamp: float, reward: float,
                       status: str) -> None:
@@ -149,19 +172,23 @@ class PendingDecision:
 _DIGEST_TAG = "s256:"
 
 
-def request_digest(X: np.ndarray, candidates: np.ndarray | None) -> str:
+def request_digest(X: np.ndarray, candidates: np.ndarray | None,
+                   default_action: int | None = None) -> str:
     """Fingerprint of a decide request, so that a retry with other contexts is refused.
 
     SHA-256 (hardware-accelerated on current CPUs: about twice as fast as BLAKE2b
-    on a K=100, d=50 request) of the shape, the float64 bytes of the contexts and
-    the candidate rows, truncated to 128 bits and tagged ``"s256:"``. Digests
-    saved by earlier versions (untagged BLAKE2b, see :func:`digest_matches`)
-    still match their retries.
+    on a K=100, d=50 request) of the shape, the float64 bytes of the contexts,
+    the candidate rows and (shadow mode) the default action, truncated to 128
+    bits and tagged ``"s256:"``. A live request (``default_action`` None) hashes
+    exactly as before shadow mode existed. Digests saved by earlier versions
+    (untagged BLAKE2b, see :func:`digest_matches`) still match their retries.
     """
     digest = hashlib.sha256(np.asarray(X.shape, dtype=np.int64).tobytes())
     digest.update(np.ascontiguousarray(X, dtype=np.float64).data)
     if candidates is not None:
         digest.update(np.ascontiguousarray(candidates, dtype=np.int64).tobytes())
+    if default_action is not None:
+        digest.update(b"default_action" + np.int64(default_action).tobytes())
     return _DIGEST_TAG + digest.hexdigest()[:32]
 
 
@@ -175,16 +202,20 @@ def _legacy_digest(X: np.ndarray, candidates: np.ndarray | None) -> str:
 
 
 def digest_matches(stored: str, X: np.ndarray, candidates: np.ndarray | None,
-                   digest: str | None = None) -> bool:
-    """Whether a pending decision's ``stored`` digest is that of the request (X, candidates).
+                   digest: str | None = None, default_action: int | None = None) -> bool:
+    """Whether a pending decision's ``stored`` digest is that of the request
+    (X, candidates, default_action).
 
     ``digest`` is the request's :func:`request_digest` when already computed. A
     stored digest without the ``"s256:"`` tag was saved by an earlier version
-    (BLAKE2b) and is compared with that fingerprint.
+    (BLAKE2b, before shadow mode: it never matches a request with a default action)
+    and is compared with that fingerprint.
     """
     if not stored.startswith(_DIGEST_TAG):
-        return stored == _legacy_digest(X, candidates)
-    return stored == (request_digest(X, candidates) if digest is None else digest)
+        return default_action is None and stored == _legacy_digest(X, candidates)
+    if digest is None:
+        digest = request_digest(X, candidates, default_action)
+    return stored == digest
 
 
 class PendingDecisions:
@@ -285,7 +316,11 @@ class PendingDecisions:
             "ids": np.array([d.decision_id for d in decisions], dtype=f"<U{_MAX_ID_LENGTH}")
             if decisions else np.zeros(0, dtype="<U1"),
             "actions": np.array([d.action for d in decisions], dtype=np.int64),
-            "propensities": np.array([d.propensity for d in decisions], dtype=np.float64),
+            # shadow decisions: propensity None is stored as NaN, policy_action None as -1
+            "propensities": np.array([np.nan if d.propensity is None else d.propensity
+                                      for d in decisions], dtype=np.float64),
+            "policy_actions": np.array([-1 if d.policy_action is None else d.policy_action
+                                        for d in decisions], dtype=np.int64),
             "model_versions": np.array([d.model_version for d in decisions], dtype=np.int64),
             "timestamps": np.array([d.timestamp for d in decisions], dtype=np.float64),
             "sizes": sizes,
@@ -312,6 +347,8 @@ class PendingDecisions:
         self.resolved = dict(zip(state["resolved_ids"], state["resolved_outcomes"]))
         self.pending = {}
         ends = np.cumsum(state["sizes"])
+        # files saved before shadow mode have no policy_actions: every decision was live
+        policy_actions = state.get("policy_actions")
         candidate_ends = np.cumsum(state["n_candidates"])
         for i, decision_id in enumerate(state["ids"].tolist()):
             start = int(ends[i] - state["sizes"][i])
@@ -323,15 +360,41 @@ class PendingDecisions:
             decision = Decision(
                 decision_id=decision_id, action=int(state["actions"][i]),
                 probabilities=_read_only(state["probabilities"][span].copy()),
-                propensity=float(state["propensities"][i]), scores=scores,
+                propensity=_optional_float(state["propensities"][i]), scores=scores,
                 candidates=_read_only(state["candidates"][cspan].copy()),
                 model_version=int(state["model_versions"][i]),
-                timestamp=float(state["timestamps"][i]))
+                timestamp=float(state["timestamps"][i]),
+                policy_action=None if policy_actions is None or policy_actions[i] < 0
+                else int(policy_actions[i]))
             self.pending[decision_id] = PendingDecision(
                 decision=decision, x=state["x"][i].copy(),
                 tag=int(state["tags"][i]) if state["has_tag"][i] else None,
                 digest=state["digests"][i], reward_sum=float(state["reward_sums"][i]),
                 n_rewards=int(state["n_rewards"][i]))
+
+
+def _optional_float(value: Any) -> float | None:
+    """A saved propensity: NaN stands for None (a shadow decision)."""
+    value = float(value)
+    return None if math.isnan(value) else value
+
+
+def check_default_action(value: Any, n_actions: int, candidates: np.ndarray | None,
+                         owner: str) -> int | None:
+    """Shadow mode's ``default_action``: None, or an int row index in [0, K) not excluded."""
+    if value is None:
+        return None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{owner}: default_action must be an int (a row of contexts) or None, "
+                        f"got {type(value).__name__} {value!r}")
+    value = int(value)
+    if not 0 <= value < n_actions:
+        raise ValueError(f"{owner}: default_action must lie in [0, {n_actions - 1}] "
+                         f"(K = {n_actions}), got {value}")
+    if candidates is not None and value not in set(candidates.tolist()):
+        raise ValueError(f"{owner}: default_action {value} is excluded; it must be one of the "
+                         f"rows left by excluded, {candidates.tolist()}")
+    return value
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:

@@ -1,10 +1,11 @@
 """The ASGI app: routes only. Each parses and checks its request, then calls the core.
 
-Every endpoint needs ``Authorization: Bearer KEY`` except ``GET /v1/health``
-and ``GET /v1/openapi.json``. The order of refusals is fixed: 401 (no or wrong
-key), 415 (a decide body neither JSON nor .npy), 413 (body above
-``max_body_bytes``), 422 (malformed, naming the field), then the core's 404
-(unknown decision id), 409 (a decision id reused) or 503 (the log could not be
+Every endpoint needs ``Authorization: Bearer KEY`` except ``GET /v1/health``,
+``GET /v1/openapi.json`` and the dashboard's static files under ``/`` (the page and
+its scripts hold no data; the page asks for the key and reads the API with it). The order
+of refusals is fixed: 401 (no or wrong key), 415 (a decide body neither JSON nor .npy),
+413 (body above ``max_body_bytes``), 422 (malformed, naming the field), then the core's
+404 (unknown decision id), 409 (a decision id reused) or 503 (the log could not be
 written). A refused request writes nothing.
 """
 
@@ -16,17 +17,22 @@ from typing import Any, AsyncIterator, Iterator
 
 import msgspec
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response, StreamingResponse
-from starlette.routing import Route
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
 
 from .auth import KeyChecker
 from .config import ServiceConfig
-from .core import DecisionService, Invalid, ServiceError
+from ..dashboard import asset_folder
+from .core import DecisionService
+from .errors import Invalid, ServiceError
+from .evaluation import ShadowEvaluator
 from .media import decide_encoding, parse_decide_body
 from .metrics import Metrics
-from .openapi import openapi_document
+from .openapi import MAX_EVENTS_PAGE, openapi_document
 from .schemas import parse_reward
 
 __all__ = ["create_app"]
@@ -75,6 +81,7 @@ def create_app(config: ServiceConfig, service: DecisionService, *,
     n_features = config.policy.n_features
     max_actions = config.decisions.max_actions
     schema = msgspec.json.encode(openapi_document(config))
+    evaluator = ShadowEvaluator(service.store, config.policy.family, config.decisions.mode)
 
     def authorize(request: Request) -> None:
         if not keys.check(request.headers.get("authorization")):
@@ -112,7 +119,7 @@ def create_app(config: ServiceConfig, service: DecisionService, *,
         parsed = parse_decide_body(encoding, await read_body(request),
                                    request.query_params.multi_items(), n_features, max_actions)
         return _json(await service.decide_async(parsed.contexts, parsed.decision_id,
-                                                parsed.excluded))
+                                                parsed.excluded, parsed.default_action))
 
     async def reward(request: Request) -> Response:
         parsed = parse_reward(await read_body(request))
@@ -141,13 +148,21 @@ def create_app(config: ServiceConfig, service: DecisionService, *,
 
     async def events(request: Request) -> Response:
         after = _query_int(request, "after", 0)
-        limit_rows = _query_int(request, "limit", None)
+        limit_rows = _query_int(request, "limit", MAX_EVENTS_PAGE)
+        if limit_rows is not None and limit_rows > MAX_EVENTS_PAGE:
+            raise Invalid(f"limit must be at most {MAX_EVENTS_PAGE} events a page (page on "
+                          f"with after = the last seq), got {limit_rows}", "limit")
 
         def lines() -> Iterator[bytes]:
             for event in service.store.events(after=after or 0, limit=limit_rows):
                 yield msgspec.json.encode(event.to_json()) + b"\n"
 
         return StreamingResponse(lines(), media_type="application/x-ndjson")
+
+    async def evaluation(request: Request) -> Response:
+        # reads the log through the store's reader connections, in a worker thread of
+        # the event loop's pool: never on the policy's thread (see ShadowEvaluator)
+        return _json(await run_in_threadpool(evaluator.evaluate))
 
     async def openapi(request: Request) -> Response:
         return Response(schema, media_type=_JSON)
@@ -164,7 +179,10 @@ def create_app(config: ServiceConfig, service: DecisionService, *,
         Route("/v1/model", endpoint("model", model), methods=["GET"]),
         Route("/v1/events", endpoint("events", events), methods=["GET"]),
         Route("/metrics", endpoint("metrics", prometheus), methods=["GET"]),
+        Route("/v1/evaluation", endpoint("evaluation", evaluation), methods=["GET"]),
         Route("/v1/openapi.json", endpoint("openapi", openapi, public=True), methods=["GET"]),
+        # the dashboard (GET /): static files only, no data, so no key
+        Mount("/", app=StaticFiles(directory=asset_folder(), html=True), name="dashboard"),
     ]
     async def http_error(request: Request, error: Exception) -> Response:
         status = getattr(error, "status_code", 500)

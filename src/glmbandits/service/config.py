@@ -23,11 +23,13 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-__all__ = ["ConfigError", "ServiceConfig", "PolicyConfig", "DecisionConfig", "load_config",
+__all__ = ["ConfigError", "ServiceConfig", "PolicyConfig", "DecisionConfig", "MODES", "load_config",
            "parse_config", "example_config", "hash_key", "ENV_API_KEYS"]
 
 #: The environment variable with extra API keys (comma-separated, in clear).
 ENV_API_KEYS = "GLMBANDITS_API_KEYS"
+#: ``[decisions] mode``: show the policy's choice, or the client's default (shadow mode).
+MODES = ("live", "shadow")
 _MIB = 1024 * 1024
 
 
@@ -68,9 +70,18 @@ class PolicyConfig:
 
 @dataclass(frozen=True)
 class DecisionConfig:
-    """``[decisions]``: request limits and what happens to rewards and missing rewards."""
+    """``[decisions]``: request limits, the serving mode, and what happens to rewards and
+    missing rewards.
+
+    ``mode`` is ``"live"`` (the policy's choice is shown) or ``"shadow"`` (the client
+    sends its own ``default_action``, which is shown and learned from, while the
+    policy's choice is only logged). It is not part of :meth:`ServiceConfig.fingerprint`:
+    the log records per decision what was shown, so a service may switch modes
+    across a restart and still replay its log.
+    """
 
     max_actions: int = 100
+    mode: str = "live"
     reward_wait: float | None = None
     missing_reward: str = "drop"
     default_reward: float = 0.0
@@ -131,6 +142,7 @@ _SCHEMA: dict[str, dict[str, tuple[type | tuple[type, ...], str]]] = {
                "family": (str, "a family name"), "seed": (int, "an integer >= 0"),
                "horizon": (int, "an integer >= 1"), "params": (dict, "a table")},
     "decisions": {"max_actions": (int, "an integer >= 1"),
+                  "mode": (str, "'live' or 'shadow'"),
                   "reward_wait": ((int, float), "seconds >= 0"),
                   "missing_reward": (str, "'drop' or 'default'"),
                   "default_reward": ((int, float), "a number"),
@@ -139,7 +151,7 @@ _SCHEMA: dict[str, dict[str, tuple[type | tuple[type, ...], str]]] = {
                   "max_resolved": (int, "an integer >= 1"),
                   "expire_every": ((int, float), "seconds > 0")},
     "service": {"host": (str, "a host name or address"), "port": (int, "a port 1-65535"),
-                "db": (str, "a sqlite:/// URL"),
+                "db": (str, "a sqlite:/// or postgresql:// URL"),
                 "max_body_bytes": (int, "an integer >= 1024"),
                 "snapshot_every": (int, "an integer >= 1"),
                 "synchronous": (str, "'FULL' or 'NORMAL'")},
@@ -222,6 +234,8 @@ def parse_config(data: dict[str, Any], *, source: str = "<config>",
             _require(math.isfinite(value) and value >= low, source, f"[decisions] {key}",
                      f"a finite number of seconds >= {low:g}", value)
             decisions[key] = float(value)
+    _require(decisions.get("mode", "live") in MODES, source, "[decisions] mode",
+             "'live' or 'shadow'", decisions.get("mode"))
     _require(decisions.get("missing_reward", "drop") in ("drop", "default"), source,
              "[decisions] missing_reward", "'drop' or 'default'", decisions.get("missing_reward"))
     if "default_reward" in decisions:
@@ -284,6 +298,10 @@ horizon = 1000000         # the T of policies that need one (supcb-glm, rs-glinc
 
 [decisions]
 max_actions = 100         # the largest K accepted in one request
+mode = "live"             # "live": answer with the policy's choice. "shadow": the client
+                          # sends default_action, which is answered, shown and learned
+                          # from; the policy's choice is only logged (GET /v1/evaluation).
+                          # Switching is a config change: restart with the same log.
 reward_wait = 3600.0      # seconds a reward may arrive after its decision (omit: forever)
 missing_reward = "drop"   # a decision whose reward never comes: "drop" or "default"
 default_reward = 0.0      # what "default" learns
@@ -295,7 +313,7 @@ expire_every = 1.0        # seconds between sweeps that close decisions past rew
 [service]
 host = "127.0.0.1"        # overridden by --host
 port = 8000               # overridden by --port
-# db = "sqlite:///events.db"   # overridden by --db; default: <config name>.db next to it
+# db = "sqlite:///events.db"   # or postgresql://...; --db overrides; default: CONFIG.db
 max_body_bytes = 4194304  # larger request bodies are refused with 413
 snapshot_every = 10000    # write a snapshot of the model every N events
 synchronous = "FULL"      # SQLite: FULL survives power loss, NORMAL only process crashes

@@ -42,54 +42,32 @@ import numpy as np
 
 from ..policies.decisions import UnknownDecisionError, check_excluded, digest_matches
 from .config import ServiceConfig
+from .errors import (Conflict, Invalid, NotFound, ServiceError, StoreMismatchError,
+                     Unavailable, decision_answer, field_of)
 from .events import Event, LogSink
-from .replay import replay_events
-from .snapshot import decode_snapshot, encode_snapshot
+from .replay import policy_from_snapshot, replay_events
+from .snapshot import encode_snapshot
 from .store import Store
 
 __all__ = ["DecisionService", "ServiceError", "Invalid", "NotFound", "Conflict",
-           "Unavailable", "StoreMismatchError"]
+           "Unavailable", "StoreMismatchError", "check_store_config"]
 
 _STOP = object()
 
 
-class ServiceError(Exception):
-    """A request the service refuses; ``status`` is the HTTP status the app answers with."""
-
-    status = 500
-
-    def __init__(self, message: str, field: str | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.field = field
-
-
-class Invalid(ServiceError):
-    """A malformed request (422); ``field`` names the offending field."""
-
-    status = 422
-
-
-class NotFound(ServiceError):
-    """A reward for a decision id that was never decided (404)."""
-
-    status = 404
-
-
-class Conflict(ServiceError):
-    """A decision id reused for another request, or after its decision closed (409)."""
-
-    status = 409
-
-
-class Unavailable(ServiceError):
-    """The store failed; nothing of the request was kept (503)."""
-
-    status = 503
-
-
-class StoreMismatchError(RuntimeError):
-    """The store's log was written by a service with another policy config."""
+def check_store_config(config: ServiceConfig, store: Store) -> None:
+    """Record the config's fingerprint in a new store, or refuse (StoreMismatchError) a
+    store whose log was written with another policy config."""
+    fingerprint = config.fingerprint()
+    stored = store.get_meta("config")
+    if stored is None:
+        store.set_meta("config", fingerprint)
+    elif stored != fingerprint:
+        raise StoreMismatchError(
+            f"the event log {store.url} was written by a service with another policy "
+            f"config; replaying it into this one would not rebuild the model.\n  log's "
+            f"config:  {stored}\n  this config: {fingerprint}\nUse a new --db or the "
+            "original config.")
 
 
 class DecisionService:
@@ -106,6 +84,11 @@ class DecisionService:
     max_batch : int, default 256
         The most requests one commit covers.
     """
+
+    #: whether the worker runs the expiry sweep (a scale-out API process leaves it to the
+    #: learner) and writes snapshots (the learner publishes them instead)
+    sweeps = True
+    writes_snapshots = True
 
     def __init__(self, config: ServiceConfig, store: Store, *,
                  clock: Callable[[], float] = time.time, max_batch: int = 256) -> None:
@@ -129,16 +112,7 @@ class DecisionService:
     # -- life cycle ------------------------------------------------------------------
     def start(self) -> "DecisionService":
         """Check the store's config, restore the policy (snapshot + log tail), start the worker."""
-        fingerprint = self.config.fingerprint()
-        stored = self.store.get_meta("config")
-        if stored is None:
-            self.store.set_meta("config", fingerprint)
-        elif stored != fingerprint:
-            raise StoreMismatchError(
-                f"the event log {self.store.url} was written by a service with another policy "
-                f"config; replaying it into this one would not rebuild the model.\n  log's "
-                f"config:  {stored}\n  this config: {fingerprint}\nUse a new --db or the "
-                "original config.")
+        check_store_config(self.config, self.store)
         self._restore()
         self._thread = threading.Thread(target=self._work, name="glmbandits-service-worker",
                                         daemon=True)
@@ -146,19 +120,19 @@ class DecisionService:
         return self
 
     def _restore(self) -> None:
-        snapshot = self.store.latest_snapshot()
-        if snapshot is None:
-            policy, after = self.config.build_policy(), 0
-        else:
-            after, data = snapshot
-            policy = decode_snapshot(data)
-        policy.event_log = None
-        last = replay_events(policy, self.store.events(after=after))
+        policy, after = policy_from_snapshot(self.config, self.store)
+        replayed = [0]  # counted, not seq differences: PostgreSQL's seqs may have gaps
+
+        def tail() -> Any:
+            for event in self.store.events(after=after):
+                replayed[0] += 1
+                yield event
+
+        replay_events(policy, tail())
         policy.event_log = self._sink
         self.policy = policy
         self.snapshot_seq = after
-        self.restored_from = {"snapshot_seq": after, "replayed_events": max(0, last - after)
-                              if last else 0}
+        self.restored_from = {"snapshot_seq": after, "replayed_events": replayed[0]}
         self._totals = self.store.totals()
 
     def stop(self, *, snapshot: bool = True, timeout: float = 30.0) -> None:
@@ -167,7 +141,7 @@ class DecisionService:
             self._queue.put(_STOP)
             self._thread.join(timeout)
             self._thread = None
-        if snapshot and self.store.last_seq() > self.snapshot_seq:
+        if snapshot and self.writes_snapshots and self.store.last_seq() > self.snapshot_seq:
             self.write_snapshot()
         self.store.close()
 
@@ -193,18 +167,21 @@ class DecisionService:
         return future
 
     def decide(self, contexts: Any, decision_id: str | None = None,
-               excluded: Any = None) -> dict[str, Any]:
+               excluded: Any = None, default_action: int | None = None) -> dict[str, Any]:
         """Decide (blocking until the decision is durable); see :meth:`decide_operation`."""
-        return self.submit(self.decide_operation(contexts, decision_id, excluded)).result()
+        return self.submit(self.decide_operation(contexts, decision_id, excluded,
+                                                 default_action)).result()
 
     def reward(self, decision_id: str, reward: float) -> dict[str, Any]:
         """Reward (blocking until the reward is durable); see :meth:`reward_operation`."""
         return self.submit(self.reward_operation(decision_id, reward)).result()
 
     async def decide_async(self, contexts: Any, decision_id: str | None = None,
-                           excluded: Any = None) -> dict[str, Any]:
+                           excluded: Any = None, default_action: int | None = None
+                           ) -> dict[str, Any]:
         """:meth:`decide` for a coroutine (waits without blocking the event loop)."""
-        future = self.submit(self.decide_operation(contexts, decision_id, excluded))
+        future = self.submit(self.decide_operation(contexts, decision_id, excluded,
+                                                   default_action))
         return await asyncio.wrap_future(future)
 
     async def reward_async(self, decision_id: str, reward: float) -> dict[str, Any]:
@@ -216,27 +193,33 @@ class DecisionService:
         return await asyncio.wrap_future(self.submit(operation))
 
     def decide_operation(self, contexts: Any, decision_id: str | None,
-                         excluded: Any) -> Callable[[], dict[str, Any]]:
-        """The worker's half of ``decide``: checks, decides, logs; returns the answer."""
+                         excluded: Any, default_action: int | None = None
+                         ) -> Callable[[], dict[str, Any]]:
+        """The worker's half of ``decide``: checks, decides, logs; returns the answer.
+        ``default_action`` is required in shadow mode, ignored in live mode."""
         X = np.asarray(contexts, dtype=np.float64)
         rows = None if excluded is None else tuple(int(i) for i in excluded)
+        requested = default_action
+        shown = self._default_action(default_action)
 
         def operation() -> dict[str, Any]:
             policy = self.policy
             store = policy.decisions_
-            retry = False
+            retry, default = False, shown
             if decision_id is not None:
                 entry = store.pending.get(decision_id)
-                if entry is not None:
+                if entry is not None:  # judged by the mode it was decided in (a restart
+                    default = requested if entry.decision.shadow else None  # may switch)
                     try:
                         candidates = check_excluded(None if rows is None else list(rows),
                                                     X.shape[0], "decide")
                     except (TypeError, ValueError) as error:
                         raise Invalid(str(error), "excluded") from None
-                    if not digest_matches(entry.digest, X, candidates):
+                    if not digest_matches(entry.digest, X, candidates, default_action=default):
                         raise Conflict(f"decision_id {decision_id!r} is pending for another "
-                                       "request (other contexts or excluded); a retry must "
-                                       "repeat the request exactly", "decision_id")
+                                       "request (other contexts, excluded or default_action); "
+                                       "a retry must repeat the request exactly",
+                                       "decision_id")
                     retry = True
                 elif decision_id in store.resolved:
                     raise Conflict(f"decision_id {decision_id!r} was already closed "
@@ -246,18 +229,28 @@ class DecisionService:
             self._sink.excluded = rows
             try:
                 decision = policy.decide(X, decision_id, None if rows is None else list(rows),
-                                         now=now)
+                                         default_action=default, now=now)
             except (TypeError, ValueError) as error:
-                raise Invalid(str(error), _field_of(str(error))) from None
-            if retry:
+                raise Invalid(str(error), field_of(str(error))) from None
+            if retry:  # a shadow retry keeps its default action, which replay repeats
                 self._append(Event("retry", decision.decision_id, now, contexts=X.copy(),
-                                   excluded=rows))
-            return {"decision_id": decision.decision_id, "action": decision.action,
-                    "probabilities": decision.probabilities.tolist(),
-                    "propensity": decision.propensity,
-                    "model_version": decision.model_version}
+                                   excluded=rows, action=default,
+                                   policy_action=decision.policy_action))
+            return decision_answer(decision.decision_id, decision.action,
+                                   decision.probabilities, decision.propensity,
+                                   decision.model_version, decision.policy_action)
 
         return operation
+
+    def _default_action(self, default_action: int | None) -> int | None:
+        """The row a decide shows: the client's ``default_action`` in shadow mode (where
+        it is required: 422 without it), None in live mode (where it is ignored)."""
+        if self.config.decisions.mode != "shadow":
+            return None
+        if default_action is None:
+            raise Invalid("default_action is required in shadow mode ([decisions] mode = "
+                          "\"shadow\"): send the row the client shows", "default_action")
+        return default_action
 
     def reward_operation(self, decision_id: str, reward: float) -> Callable[[], dict[str, Any]]:
         """The worker's half of ``reward``: learns (or counts) and logs; returns the answer."""
@@ -282,7 +275,10 @@ class DecisionService:
             policy = self.policy
             with self._lock:
                 totals = dict(self._totals)
+            counts = {**totals, "pending": len(policy.decisions_.pending), "expired": sum(
+                n for name, n in totals.items() if name.startswith("expiries_"))}
             return {"policy": self.config.policy.name, "class": type(policy).__name__,
+                    "mode": self.config.decisions.mode,
                     "parameters": dict(self.config.policy.params),
                     "family": self.config.policy.family,
                     "n_features": self.config.policy.n_features,
@@ -291,7 +287,7 @@ class DecisionService:
                     "pending": len(policy.decisions_.pending),
                     "decisions": totals.get("decisions", 0),
                     "rewards": totals.get("rewards", 0),
-                    "counts": totals,
+                    "counts": counts,
                     "last_seq": self.store.last_seq(), "snapshot_seq": self.snapshot_seq}
 
         return operation
@@ -317,7 +313,7 @@ class DecisionService:
         self._staged.append(event)
 
     def _work(self) -> None:
-        reward_wait = self.config.decisions.reward_wait
+        reward_wait = self.config.decisions.reward_wait if self.sweeps else None
         every = self.config.decisions.expire_every
         while True:
             try:
@@ -393,7 +389,8 @@ class DecisionService:
                 future.set_result(value)
             else:
                 future.set_exception(error)
-        if self.store.last_seq() - self.snapshot_seq >= self.config.snapshot_every:
+        if self.writes_snapshots and \
+                self.store.last_seq() - self.snapshot_seq >= self.config.snapshot_every:
             try:
                 self.write_snapshot()
             except Exception:  # a missed snapshot only makes the next start replay more
@@ -421,10 +418,3 @@ class DecisionService:
                 else:
                     continue
                 totals[key] = totals.get(key, 0) + 1
-
-
-def _field_of(message: str) -> str:
-    for name in ("excluded", "contexts", "decision_id"):
-        if name in message:
-            return name
-    return "body"

@@ -4,10 +4,15 @@ Kinds, in the order they happen:
 
 ``decision``
     ``Policy.decide`` made a new decision: contexts (K, d), the excluded rows,
-    the action, its probabilities and propensity, the model version.
+    the action, its probabilities and propensity, the model version, and the
+    policy's tag for the decision (SupCB-GLM's stage; what a learner that did
+    not make the decision needs to learn from it). In shadow mode the action is
+    the client's default action, ``policy_action`` the policy's own choice and
+    the propensity is None (the client chose, with no known probability).
 ``retry``
     a ``decide`` that repeated a pending decision (same id and request): the
-    same answer; replayed, so that the retry count is restored too.
+    same answer; replayed, so that the retry count is restored too. A shadow
+    retry also carries the default ``action`` and ``policy_action``.
 ``reward``
     a reward received and what was done with it (``learned``, ``held``,
     ``duplicate``, ``late``).
@@ -19,8 +24,10 @@ Kinds, in the order they happen:
     a sweep ``Policy.expire(older_than, now=timestamp)`` that closed at least
     one decision; replay calls it again.
 
-Every event has a sequence number (``seq``, from 1, with no gaps in a
-committed log) and a timestamp in seconds.
+Every event has a sequence number (``seq``, from 1, increasing in commit order)
+and a timestamp in seconds. On SQLite the committed sequence has no gaps; on
+PostgreSQL a rolled-back batch leaves a gap that is never filled (sequences are
+not transactional), so nothing may count events by subtracting sequence numbers.
 """
 
 from __future__ import annotations
@@ -28,11 +35,12 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
-__all__ = ["Event", "LogSink", "EVENT_KINDS"]
+__all__ = ["Event", "LogSink", "EVENT_KINDS", "ROW_COLUMNS", "event_row", "event_from_row",
+           "total_keys", "page_events"]
 
 EVENT_KINDS = ("decision", "retry", "reward", "expiry", "expire")
 
@@ -54,6 +62,8 @@ class Event:
     reward: float | None = None
     status: str | None = None
     older_than: float | None = None
+    policy_action: int | None = None
+    tag: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict with the fields that apply (floats round-trip exactly)."""
@@ -61,8 +71,8 @@ class Event:
                                "decision_id": self.decision_id, "timestamp": self.timestamp}
         if self.contexts is not None:
             out["contexts"] = self.contexts.tolist()
-        for name in ("excluded", "action", "propensity", "model_version", "status",
-                     "older_than"):
+        for name in ("excluded", "action", "policy_action", "propensity", "model_version",
+                     "tag", "status", "older_than"):
             value = getattr(self, name)
             if value is not None:
                 out[name] = list(value) if name == "excluded" else value
@@ -83,6 +93,74 @@ class Event:
         return None if text is None else tuple(int(i) for i in json.loads(text))
 
 
+#: The stored columns of an event after ``seq``, in the order of :func:`event_row`.
+ROW_COLUMNS = ("kind", "decision_id", "timestamp", "n_actions", "contexts", "excluded", "action",
+               "probabilities", "propensity", "model_version", "reward", "status",
+               "older_than", "policy_action", "tag")
+
+
+def event_row(event: Event) -> tuple:
+    """The values of :data:`ROW_COLUMNS` for ``event`` (arrays as float64 bytes)."""
+    X = event.contexts
+    return (event.kind, event.decision_id, event.timestamp,
+            None if X is None else X.shape[0],
+            None if X is None else np.ascontiguousarray(X, dtype=np.float64).tobytes(),
+            Event.encode_excluded(event.excluded), event.action,
+            None if event.probabilities is None else
+            np.ascontiguousarray(event.probabilities, dtype=np.float64).tobytes(),
+            event.propensity, event.model_version, event.reward, event.status,
+            event.older_than, event.policy_action, event.tag)
+
+
+def event_from_row(row: tuple) -> Event:
+    """Inverse of :func:`event_row`, for a stored row ``(seq, *ROW_COLUMNS)``."""
+    (seq, kind, decision_id, timestamp, n_actions, contexts, excluded, action,
+     probabilities, propensity, model_version, reward, status, older_than, policy_action,
+     tag) = row
+    X = None
+    if contexts is not None:
+        X = np.frombuffer(contexts, dtype=np.float64).reshape(n_actions, -1).copy()
+    p = None if probabilities is None else np.frombuffer(probabilities, dtype=np.float64).copy()
+    return Event(kind, decision_id, timestamp, seq=seq, contexts=X,
+                 excluded=Event.decode_excluded(excluded), action=action, probabilities=p,
+                 propensity=propensity, model_version=model_version, reward=reward,
+                 status=status, older_than=older_than, policy_action=policy_action, tag=tag)
+
+
+def total_keys(kind: str, status: str | None) -> tuple[str, ...]:
+    """The keys of the log's totals (``Store.totals``) that one event adds 1 to.
+
+    >>> total_keys("reward", "learned")
+    ('rewards', 'rewards_learned')
+    """
+    if kind == "decision":
+        return ("decisions",)
+    if kind == "retry":
+        return ("retries",)
+    if kind == "reward":
+        return ("rewards", f"rewards_{status}")
+    if kind == "expiry":
+        return (f"expiries_{status}",)
+    return ()
+
+
+def page_events(fetch: Callable[[int, int], list[tuple]], after: int, limit: int | None,
+                page: int = 1000) -> Iterator[Event]:
+    """Events with ``seq > after`` (at most ``limit``), read page by page:
+    ``fetch(last, size)`` returns up to ``size`` stored rows with ``seq > last`` in order."""
+    last, left = int(after), limit
+    while left is None or left > 0:
+        size = page if left is None else min(page, left)
+        rows = fetch(last, size)
+        for row in rows:
+            yield event_from_row(row)
+        if len(rows) < size:
+            return
+        last = rows[-1][0]
+        if left is not None:
+            left -= len(rows)
+
+
 class LogSink:
     """The ``event_log`` of a served policy: turns its events into :class:`Event` rows.
 
@@ -96,8 +174,10 @@ class LogSink:
         self.excluded: tuple[int, ...] | None = None
 
     def record_decision(self, decision_id: str, timestamp: float, contexts: np.ndarray,
-                        probabilities: np.ndarray, action: int, propensity: float,
-                        model_version: int) -> None:
+                        probabilities: np.ndarray, action: int, propensity: float | None,
+                        model_version: int, *, tag: int | None = None,
+                        policy_action: int | None = None) -> None:
+        """A ``decision`` event (shadow mode: propensity None, ``policy_action`` set)."""
         # no copy: the store writes the bytes at once, and the policy passes its checked
         # float64 contexts, which nothing changes afterwards (np.array copied 40 KB per
         # K=100, d=50 decision for nothing)
@@ -105,7 +185,10 @@ class LogSink:
                           contexts=np.asarray(contexts, dtype=np.float64),
                           excluded=self.excluded, action=int(action),
                           probabilities=np.array(probabilities, dtype=np.float64),
-                          propensity=float(propensity), model_version=int(model_version)))
+                          propensity=None if propensity is None else float(propensity),
+                          model_version=int(model_version),
+                          tag=None if tag is None else int(tag),
+                          policy_action=None if policy_action is None else int(policy_action)))
 
     def record_reward(self, decision_id: str, timestamp: float, reward: float,
                       status: str) -> None:

@@ -1,12 +1,28 @@
-"""Write a service's event log as a Parquet file (``glmbandits export``)."""
+"""Write a service's event log as a Parquet file (``glmbandits export``).
+
+Two layouts:
+
+* **decisions** (the default): one row per decision with the reward the
+  policy learned from it, the format of :func:`glmbandits.data.export_parquet`
+  (the same joining rules, :class:`~glmbandits.data.event_export.JoinedDecisions`),
+  which :meth:`LoggedBanditData.from_parquet`, ``glmbandits replay --log
+  FILE.parquet`` and the offline estimators read;
+* **events** (``events=True``, ``glmbandits export --events``): one row per
+  event, every column of :class:`~glmbandits.service.events.Event`, for analysts
+  who want the raw log (retries, duplicate and late rewards, expiry sweeps).
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from pathlib import Path
+from typing import Any, Iterable, Iterator
 
+from ..data.event_export import JoinedDecisions, write_joined_parquet
+from ..data.event_records import DecisionEvent, ExpiryEvent, RewardEvent
+from .events import Event
 from .store import open_store
 
-__all__ = ["export_parquet", "events_table"]
+__all__ = ["export_parquet", "events_table", "as_event_records", "joined_decisions"]
 
 _BATCH = 10_000
 
@@ -21,7 +37,9 @@ def events_table(events: Any) -> Any:
         ("excluded", pa.list_(pa.int64())), ("action", pa.int64()),
         ("probabilities", pa.list_(pa.float64())), ("propensity", pa.float64()),
         ("model_version", pa.int64()), ("reward", pa.float64()), ("status", pa.string()),
-        ("older_than", pa.float64())])
+        ("older_than", pa.float64()),
+        ("policy_action", pa.int64()),  # shadow decisions (their propensity is null)
+        ("tag", pa.int64())])
     columns: dict[str, list] = {name: [] for name in schema.names}
     for event in events:
         for name in schema.names:
@@ -34,21 +52,81 @@ def events_table(events: Any) -> Any:
     return pa.table(columns, schema=schema)
 
 
-def export_parquet(db: str, path: str, *, after: int = 0) -> int:
-    """Write the events of the store at ``db`` (seq > ``after``) to ``path``; returns the count.
+def as_event_records(events: Iterable[Event]) -> Iterator[Any]:
+    """The service's decisions, rewards and expiries as :mod:`glmbandits.data` event records.
+
+    ``retry`` rows (a repeated answer) and ``expire`` sweeps (whose closings are
+    logged as ``expiry`` rows) carry nothing the join needs and are skipped.
+    """
+    for event in events:
+        if event.kind == "decision":
+            yield DecisionEvent(event.seq, event.decision_id, event.timestamp, event.contexts,
+                                event.probabilities, event.action, event.propensity,
+                                event.model_version, policy_action=event.policy_action)
+        elif event.kind == "reward":
+            yield RewardEvent(event.seq, event.decision_id, event.timestamp, event.reward,
+                              event.status)
+        elif event.kind == "expiry":
+            yield ExpiryEvent(event.seq, event.decision_id, event.timestamp, event.status,
+                              event.reward)
+
+
+def joined_decisions(store: Any, *, include_defaults: bool = True) -> JoinedDecisions:
+    """Every decision of a service store joined with the reward the policy learned from it."""
+    return JoinedDecisions.from_events(as_event_records(store.events()),
+                                       include_defaults=include_defaults, source=store.url)
+
+
+def export_parquet(db: str, path: str | Path, *, events: bool = False, after: int = 0,
+                   include_defaults: bool = True) -> int:
+    """Write the log of the store at ``db`` to ``path``; returns the rows written.
+
+    Parameters
+    ----------
+    db : str
+        The service's database URL (``sqlite:///service.db``).
+    path : str or Path
+        The Parquet file to write.
+    events : bool, default False
+        False: one row per decision with its joined reward (for ``glmbandits
+        replay`` and :meth:`LoggedBanditData.from_parquet`). True: one row per
+        event with ``seq > after``.
+    after : int, default 0
+        With ``events=True`` only: skip the events up to this sequence number.
+    include_defaults : bool, default True
+        Decisions layout: keep the default rewards of expired decisions.
 
     Examples
     --------
     >>> import os, tempfile
-    >>> from glmbandits.service.events import Event
+    >>> import numpy as np
+    >>> from glmbandits.data import LoggedBanditData
     >>> folder = tempfile.mkdtemp()
     >>> store = open_store("sqlite:///" + os.path.join(folder, "log.db"))
-    >>> store.append(Event("reward", "a", 1.0, reward=1.0, status="late")); _ = store.commit()
-    >>> store.close()
-    >>> export_parquet("sqlite:///" + os.path.join(folder, "log.db"),
-    ...                os.path.join(folder, "log.parquet"))
+    >>> store.append(Event("decision", "a", 1.0, contexts=np.eye(2), action=1,
+    ...                    probabilities=np.array([0.5, 0.5]), propensity=0.5, model_version=0))
+    >>> store.append(Event("reward", "a", 2.0, reward=1.0, status="learned"))
+    >>> store.append(Event("reward", "a", 3.0, reward=0.0, status="duplicate"))
+    >>> _ = store.commit(); store.close()
+    >>> db = "sqlite:///" + os.path.join(folder, "log.db")
+    >>> export_parquet(db, os.path.join(folder, "decisions.parquet"))
     1
+    >>> LoggedBanditData.from_parquet(os.path.join(folder, "decisions.parquet")).rewards.tolist()
+    [1.0]
+    >>> export_parquet(db, os.path.join(folder, "events.parquet"), events=True)
+    3
     """
+    if not events and after:
+        raise ValueError(f"export_parquet: after applies to events=True only (a decision "
+                         f"joins rewards logged later), got after={after!r}")
+    if not events:
+        store = open_store(db)
+        try:
+            joined = joined_decisions(store, include_defaults=include_defaults)
+        finally:
+            store.close()
+        write_joined_parquet(joined, path, include_defaults=include_defaults)
+        return len(joined)
     import pyarrow.parquet as pq
 
     store = open_store(db)

@@ -3,10 +3,10 @@
 ``Content-Type: application/json`` (with or without parameters such as
 ``charset``) and a request without a Content-Type are read as JSON, as before
 the binary body existed; ``application/x-npy`` as an .npy file (see
-:mod:`~glmbandits.service.npy_body`). With a JSON body, ``decision_id`` and
-``excluded`` belong in the body: the same names in the query string are
-refused (422), not silently ignored, since a retry that lost its id would be
-decided anew.
+:mod:`~glmbandits.service.npy_body`). With a JSON body, ``decision_id``,
+``excluded`` and ``default_action`` belong in the body: the same names in the
+query string are refused (422), not silently ignored, since a retry that lost
+its id would be decided anew.
 
 Examples
 --------
@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from .core import Invalid, ServiceError
+from .errors import Invalid, ServiceError
 from .npy_body import NPY_MEDIA_TYPE, QUERY_FIELDS, parse_decide_npy
 from .schemas import DecideRequest, parse_decide
 

@@ -2,8 +2,8 @@
 
 ``POST /v1/decide`` with ``Content-Type: application/x-npy`` carries the
 contexts as the bytes ``np.save`` writes (float64 or float32, either byte
-order, C or Fortran order); ``decision_id`` and ``excluded`` (comma-separated
-row numbers) come as query parameters. For K=100, d=50 this replaces parsing
+order, C or Fortran order); ``decision_id``, ``excluded`` (comma-separated
+row numbers) and ``default_action`` (shadow mode) come as query parameters. For K=100, d=50 this replaces parsing
 5,000 JSON numbers into Python floats and building an array from them (about
 230 µs) by a header check and a view of the body's bytes.
 
@@ -17,7 +17,7 @@ by their bytes, since a client sends the same header with every request.
 Every refusal is an :class:`~glmbandits.service.core.Invalid` (422) naming the
 field, as the JSON path does: ``contexts`` (the body), ``contexts[i][j]`` (a
 NaN or infinity), ``contexts[0]`` (rows of the wrong length), ``decision_id``,
-``excluded`` or ``excluded[i]``.
+``excluded``, ``excluded[i]`` or ``default_action``.
 
 Examples
 --------
@@ -40,14 +40,14 @@ from typing import Iterable
 import numpy as np
 from numpy.lib import format as npy_format
 
-from .core import Invalid
+from .errors import Invalid
 from .schemas import DecideRequest, check_decision_id, check_excluded_rows
 
 __all__ = ["NPY_MEDIA_TYPE", "parse_decide_npy", "QUERY_FIELDS"]
 
 NPY_MEDIA_TYPE = "application/x-npy"
 #: the query parameters of a binary decide
-QUERY_FIELDS = ("decision_id", "excluded")
+QUERY_FIELDS = ("decision_id", "excluded", "default_action")
 _MAGIC = b"\x93NUMPY"
 #: header length field of each accepted version: (bytes, start of the header)
 _VERSIONS = {1: 2, 2: 4}
@@ -127,6 +127,16 @@ def _excluded(text: str | None) -> list[int] | None:
     return rows
 
 
+def _default_action(text: str | None) -> int | None:
+    """``"3"`` -> 3 (shadow mode's shown row; its range is checked with the policy's)."""
+    if text is None:
+        return None
+    if not _ROW.match(text):
+        raise Invalid(f"default_action must be an integer >= 0, got {text!r}",
+                      "default_action")
+    return int(text)
+
+
 def parse_decide_npy(body: bytes, query: Iterable[tuple[str, str]], n_features: int,
                      max_actions: int) -> DecideRequest:
     """Decode and check a binary decide; returns it with ``contexts`` a C-ordered float64 array.
@@ -136,7 +146,8 @@ def parse_decide_npy(body: bytes, query: Iterable[tuple[str, str]], n_features: 
     body : bytes
         The request body: an .npy file holding the (K, d) contexts.
     query : iterable of (str, str)
-        The query parameters, in order (``decision_id``, ``excluded``; each once).
+        The query parameters, in order (``decision_id``, ``excluded``,
+        ``default_action``; each at most once).
     n_features : int
         d, the number of features of every row.
     max_actions : int
@@ -154,6 +165,7 @@ def parse_decide_npy(body: bytes, query: Iterable[tuple[str, str]], n_features: 
                       f"{len(decision_id)}", "decision_id")
     check_decision_id(decision_id)
     excluded = _excluded(fields.get("excluded"))
+    default_action = _default_action(fields.get("default_action"))
     shape, fortran, dtype, offset = _header(body)
     K, d = shape
     if K == 0:
@@ -179,4 +191,4 @@ def parse_decide_npy(body: bytes, query: Iterable[tuple[str, str]], n_features: 
     if excluded:
         check_excluded_rows(excluded, K)
     return DecideRequest(contexts=X, decision_id=decision_id,  # type: ignore[arg-type]
-                         excluded=excluded)
+                         excluded=excluded, default_action=default_action)

@@ -8,7 +8,10 @@ import msgspec
 
 from .config import ServiceConfig
 
-__all__ = ["openapi_document"]
+__all__ = ["openapi_document", "MAX_EVENTS_PAGE"]
+
+#: The most events one ``GET /v1/events`` returns (its ``limit`` default and maximum).
+MAX_EVENTS_PAGE = 1000
 
 
 def _responses(ok: str | None, *errors: int, media: str = "application/json") -> dict:
@@ -40,6 +43,16 @@ def openapi_document(config: ServiceConfig) -> dict[str, Any]:
     d, K = config.policy.n_features, config.decisions.max_actions
     components["DecideRequest"]["properties"]["contexts"]["description"] = (
         f"K rows (1 <= K <= {K}) of {d} finite numbers, one per action")
+    components["EvaluationResponse"] = {
+        "type": "object", "required": ["available"],
+        "description": "available false: nothing to evaluate yet (reason says why). "
+                       "available true: glmbandits.evaluation.ShadowEvaluation.to_dict() "
+                       "(default, policy_dr, policy_snips, lift_dr with ci_low/ci_high, "
+                       "agreement, model_share, value_bounds, notes, ...) on the shadow "
+                       "decisions with a reward; window: the log rows it read.",
+        "properties": {"available": {"type": "boolean"}, "reason": {"type": "string"},
+                       "window": {"type": "object"}},
+        "additionalProperties": True}
     secured = [{"bearer": []}]
 
     def body(name: str) -> dict:
@@ -50,8 +63,8 @@ def openapi_document(config: ServiceConfig) -> dict[str, Any]:
     decide_body["description"] = (
         "JSON (DecideRequest), or for large K x d the contexts as a NumPy .npy file "
         "(application/x-npy, the bytes np.save writes: a (K, d) float64 or float32 array, "
-        "C or Fortran order; never pickled objects) with decision_id and excluded in the "
-        "query string. A missing Content-Type is read as JSON.")
+        "C or Fortran order; never pickled objects) with decision_id, excluded and "
+        "default_action in the query string. A missing Content-Type is read as JSON.")
     decide_body["content"]["application/x-npy"] = {"schema": {
         "type": "string", "format": "binary",
         "description": f"an .npy file of a (K, {d}) float64 or float32 array, "
@@ -64,7 +77,11 @@ def openapi_document(config: ServiceConfig) -> dict[str, Any]:
         {"name": "excluded", "in": "query", "required": False,
          "description": "only with an application/x-npy body: rows that must not be "
                         "chosen, comma-separated (e.g. 0,3)",
-         "schema": {"type": "string", "pattern": "^([0-9]+(,[0-9]+)*)?$"}}]
+         "schema": {"type": "string", "pattern": "^([0-9]+(,[0-9]+)*)?$"}},
+        {"name": "default_action", "in": "query", "required": False,
+         "description": "only with an application/x-npy body, in shadow mode: the row the "
+                        "client shows",
+         "schema": {"type": "integer", "minimum": 0}}]
 
     return {
         "openapi": "3.1.0",
@@ -93,10 +110,17 @@ def openapi_document(config: ServiceConfig) -> dict[str, Any]:
                     {"name": "after", "in": "query", "required": False,
                      "schema": {"type": "integer", "minimum": 0}},
                     {"name": "limit", "in": "query", "required": False,
-                     "schema": {"type": "integer", "minimum": 0}}],
+                     "description": f"at most {MAX_EVENTS_PAGE} (the default); page on with "
+                                    "after = the last seq received",
+                     "schema": {"type": "integer", "minimum": 0,
+                                "maximum": MAX_EVENTS_PAGE}}],
                 "responses": {"200": {"description": "NDJSON events", "content": {
                     "application/x-ndjson": {"schema": {"type": "string"}}}},
                     **_responses(None, 401, 422)}}},
+            "/v1/evaluation": {"get": {
+                "summary": "shadow mode: the policy's estimated value against the client's "
+                           "default (DR, SNIPS, intervals, overlap diagnostics)",
+                "security": secured, "responses": _responses("EvaluationResponse", 401)}},
             "/metrics": {"get": {"summary": "Prometheus metrics", "security": secured,
                                  "responses": {"200": {"description": "Prometheus text",
                                                        "content": {"text/plain": {

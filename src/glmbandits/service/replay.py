@@ -4,18 +4,27 @@ A policy's state is a deterministic function of its seed and the sequence of
 ``decide`` (contexts, id, excluded, now), ``reward`` (id, value, now) and
 ``expire`` (older_than, now) calls, so applying the logged events in order to
 a fresh policy (or to a snapshot, from the event after it) rebuilds the state
-the service had, bit for bit. ``expiry`` rows are effects of the call that
+the service had, bit for bit. A shadow decision (one with a logged
+``policy_action``) is replayed with its logged default action, ``action``. ``expiry`` rows are effects of the call that
 closed the decision and are not applied; a ``reward`` row is applied whatever
 its status, since the policy itself decides again that it was a duplicate or late.
+
+The learner of a scale-out service (``--role learner``) never decides: it applies
+the log with :func:`learn_event` instead (a ``decision`` is registered as pending
+with :meth:`~glmbandits.policies.decision_api.DecisionAPI.register_decision`, a
+``reward`` is ``policy.reward``, an ``expire`` is ``policy.expire``), and
+:func:`rebuild_learner_from_log` is its offline check.
 """
 
 from __future__ import annotations
 
 from typing import Any, Iterable
 
+from ..policies.decisions import UnknownDecisionError
 from .events import Event
 
-__all__ = ["apply_event", "replay_events", "rebuild_from_log", "ReplayMismatchError"]
+__all__ = ["apply_event", "replay_events", "rebuild_from_log", "ReplayMismatchError",
+           "learn_event", "rebuild_learner_from_log", "policy_from_snapshot"]
 
 
 class ReplayMismatchError(RuntimeError):
@@ -26,9 +35,18 @@ def apply_event(policy: Any, event: Event) -> None:
     """Apply one logged event to ``policy`` (which must not have an ``event_log`` set)."""
     if event.kind in ("decision", "retry"):
         excluded = None if event.excluded is None else list(event.excluded)
+        # a shadow decision (policy_action logged) showed the client's default: re-apply it
+        default = None if event.policy_action is None else event.action
         decision = policy.decide(event.contexts, event.decision_id, excluded,
-                                 now=event.timestamp)
-        if event.kind == "decision" and decision.action != event.action:
+                                 default_action=default, now=event.timestamp)
+        if event.kind == "decision" and event.policy_action is not None:
+            if decision.policy_action != event.policy_action:
+                raise ReplayMismatchError(
+                    f"replay: event {event.seq} (shadow decision {event.decision_id!r}) "
+                    f"logged policy_action {event.policy_action} but the replayed policy "
+                    f"chose {decision.policy_action}; the log was written by a policy with "
+                    "another config, or is damaged")
+        elif event.kind == "decision" and decision.action != event.action:
             raise ReplayMismatchError(
                 f"replay: event {event.seq} (decision {event.decision_id!r}) logged action "
                 f"{event.action} but the replayed policy chose {decision.action}; the log was "
@@ -58,6 +76,21 @@ def replay_events(policy: Any, events: Iterable[Event]) -> int:
     return last
 
 
+def policy_from_snapshot(config: Any, store: Any) -> tuple[Any, int]:
+    """(the store's newest snapshot decoded, or a fresh policy; the seq it includes), with
+    no ``event_log`` set: where a restore starts before replaying the log after it."""
+    from .snapshot import decode_snapshot
+
+    snapshot = store.latest_snapshot()
+    if snapshot is None:
+        policy, after = config.build_policy(), 0
+    else:
+        after, data = snapshot
+        policy = decode_snapshot(data)
+    policy.event_log = None
+    return policy, after
+
+
 def rebuild_from_log(config: Any, store: Any) -> Any:
     """A fresh policy from ``config`` (a :class:`ServiceConfig`) with the whole log replayed.
 
@@ -65,4 +98,51 @@ def rebuild_from_log(config: Any, store: Any) -> Any:
     """
     policy = config.build_policy()
     replay_events(policy, store.events())
+    return policy
+
+
+def learn_event(policy: Any, event: Event) -> bool:
+    """Apply one logged event the way the learner does (``policy.event_log`` must be None).
+
+    ``decision``: registered as pending (the logged row, probabilities, propensity,
+    model version, time and tag), never decided again. ``reward``: learned, whatever
+    status the API process logged (``accepted``, ``duplicate``, ``late``): the
+    policy finds again that a reward is a duplicate or late. ``expire``: the sweep is
+    run at its logged time. ``retry`` and ``expiry`` rows change no model.
+
+    A reward the policy refuses (its decision closed longer ago than
+    ``max_resolved``, or a sample whose learning would overflow: the policy is
+    unchanged either way) is skipped, and so is a decision it cannot keep; the
+    outcome depends on the state only, so a rebuild skips the same events. Returns
+    whether the event was applied.
+    """
+    try:
+        _learn(policy, event)
+    except (UnknownDecisionError, ValueError, TypeError):
+        return False
+    return True
+
+
+def _learn(policy: Any, event: Event) -> None:
+    if event.kind == "decision":
+        policy.register_decision(
+            event.decision_id, event.contexts, event.action, event.probabilities,
+            model_version=event.model_version, timestamp=event.timestamp,
+            propensity=event.propensity, tag=event.tag,
+            excluded=None if event.excluded is None else list(event.excluded),
+            policy_action=event.policy_action)
+    elif event.kind == "reward":
+        policy.reward(event.decision_id, event.reward, now=event.timestamp)
+    elif event.kind == "expire":
+        policy.expire(event.older_than, now=event.timestamp)
+    elif event.kind not in ("retry", "expiry"):
+        raise ReplayMismatchError(f"learn: event {event.seq} has an unknown kind {event.kind!r}")
+
+
+def rebuild_learner_from_log(config: Any, store: Any) -> Any:
+    """A fresh policy with the whole log applied by :func:`learn_event` (no snapshot):
+    the offline check of what a ``--role learner`` process holds."""
+    policy = config.build_policy()
+    for event in store.events():
+        learn_event(policy, event)
     return policy

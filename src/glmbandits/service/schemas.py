@@ -20,7 +20,7 @@ from typing import Annotated, Any, Optional
 import msgspec
 import numpy as np
 
-from .core import Invalid
+from .errors import Invalid
 
 __all__ = ["DecideRequest", "RewardRequest", "DecideResponse", "RewardResponse",
            "ErrorResponse", "ModelResponse", "HealthResponse", "parse_decide", "parse_reward",
@@ -37,6 +37,9 @@ class DecideRequest(msgspec.Struct, forbid_unknown_fields=True):
         min_length=1, description="K rows (1 <= K <= max_actions) of n_features finite numbers")]
     decision_id: Optional[DecisionId] = None
     excluded: Optional[list[Annotated[int, msgspec.Meta(ge=0)]]] = None
+    default_action: Optional[Annotated[int, msgspec.Meta(
+        ge=0, description="shadow mode: the row the client shows (required there); "
+                          "ignored in live mode")]] = None
 
 
 class RewardRequest(msgspec.Struct, forbid_unknown_fields=True):
@@ -46,12 +49,16 @@ class RewardRequest(msgspec.Struct, forbid_unknown_fields=True):
     reward: float
 
 
-class DecideResponse(msgspec.Struct):
+class DecideResponse(msgspec.Struct, omit_defaults=True):
+    """In shadow mode ``action`` is the default action, ``propensity`` is null and
+    ``policy_action`` is what the policy would have chosen (absent in live mode)."""
+
     decision_id: str
     action: int
     probabilities: list[float]
-    propensity: float
+    propensity: Optional[float]
     model_version: int
+    policy_action: Optional[int] = None
 
 
 class RewardResponse(msgspec.Struct):
@@ -71,13 +78,18 @@ class HealthResponse(msgspec.Struct):
 
 
 class ModelResponse(msgspec.Struct):
+    """``counts`` holds ``decisions``, ``rewards``, ``pending`` and ``expired`` (what the
+    dashboard reads) and the log's counts by status (``rewards_learned``, ...)."""
+
     policy: str
+    mode: str
     model_version: int
     n_features: int
     max_actions: int
     decisions: int
     rewards: int
     pending: int
+    counts: dict[str, int]
 
 
 def _path_of(message: str) -> str:

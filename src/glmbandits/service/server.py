@@ -1,4 +1,4 @@
-"""Run the service under uvicorn; SIGTERM drains, writes a snapshot and exits 0.
+"""Run the service under uvicorn (or the learner); SIGTERM drains, writes a snapshot, exits 0.
 
 uvicorn handles SIGTERM and SIGINT by finishing the requests in flight and
 running the app's shutdown (which stops the core: the queue is answered, then
@@ -23,7 +23,7 @@ from .config import ServiceConfig
 from .core import DecisionService
 from .store import open_store
 
-__all__ = ["run_server", "start_service"]
+__all__ = ["run_server", "start_service", "run_learner", "ROLES"]
 
 logger = logging.getLogger("glmbandits.service")
 
@@ -45,30 +45,80 @@ class _Server(uvicorn.Server):
                 signal.signal(sig, handler)
 
 
-def start_service(config: ServiceConfig, db: str | None = None) -> DecisionService:
-    """Open the store (``db`` or the config's) and start the core: restore, then serve."""
+#: The roles of ``glmbandits serve --role``.
+ROLES = ("all", "api", "learner")
+
+
+def start_service(config: ServiceConfig, db: str | None = None,
+                  role: str = "all") -> DecisionService:
+    """Open the store (``db`` or the config's) and start the core: restore, then serve.
+
+    ``role`` ``"all"``: one process decides, learns and snapshots (SQLite or
+    PostgreSQL); ``"api"``: a scale-out API process (PostgreSQL only, see
+    :mod:`.api_role`).
+    """
+    if role not in ("all", "api"):
+        raise ValueError(f"start_service: role must be 'all' or 'api' (a learner serves no "
+                         f"API: run_learner), got {role!r}")
     if db is not None:
         config = dataclasses.replace(config, db=db)
     store = open_store(config.db, synchronous=config.synchronous)
     try:
+        if role == "api":
+            from .api_role import ApiService
+
+            return ApiService(config, store).start()
+        if hasattr(store, "claim_topology"):
+            store.claim_topology("single")
         return DecisionService(config, store).start()
     except BaseException:
         store.close()
         raise
 
 
+def run_learner(config: ServiceConfig, *, db: str | None = None,
+                log_level: str = "info") -> int:
+    """``--role learner``: learn from the PostgreSQL log until SIGTERM/SIGINT; exit code.
+
+    0 after a clean stop (a last publication is written), 1 if the learner lock was
+    lost (another learner may hold it now).
+    """
+    from .learner import Learner, LostLockError
+
+    logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(message)s")
+    if db is not None:
+        config = dataclasses.replace(config, db=db)
+    store = open_store(config.db)
+    stop = threading.Event()
+    handled = (signal.SIGINT, signal.SIGTERM)
+    original = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in handled}
+    try:
+        Learner(config, store).run(stop)
+    except LostLockError as error:
+        logger.error("%s", error)
+        return 1
+    finally:
+        for sig, handler in original.items():
+            signal.signal(sig, handler)
+        store.close()
+    logger.info("glmbandits learner: stopped cleanly")
+    return 0
+
+
 def run_server(config: ServiceConfig, *, host: str | None = None, port: int | None = None,
-               db: str | None = None, log_level: str = "info", access_log: bool = False) -> int:
+               db: str | None = None, log_level: str = "info", access_log: bool = False,
+               role: str = "all") -> int:
     """Serve until SIGTERM/SIGINT; returns the exit code (0 after a clean stop).
 
     The store is opened and the model restored before the port is bound, so a
     bad store or a config that does not match the log fails before serving.
+    ``role`` is ``"all"`` or ``"api"`` (see :func:`start_service`).
     """
-    service = start_service(config, db)
+    service = start_service(config, db, role)
     restored = service.restored_from
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(message)s")
-    logger.info("glmbandits serve: %s at %s, restored from snapshot seq %d + %d events, "
-                "model_version %d", config.policy.name, service.store.url,
+    logger.info("glmbandits serve (role %s): %s at %s, restored from snapshot seq %d + %d "
+                "events, model_version %d", role, config.policy.name, service.store.url,
                 restored["snapshot_seq"], restored["replayed_events"],
                 service.policy.model_version)
     app = create_app(config, service)

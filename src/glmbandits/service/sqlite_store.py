@@ -14,9 +14,7 @@ import sqlite3
 import threading
 from typing import Iterator
 
-import numpy as np
-
-from .events import Event
+from .events import ROW_COLUMNS, Event, event_row, page_events
 
 __all__ = ["SQLiteStore"]
 
@@ -35,7 +33,9 @@ CREATE TABLE IF NOT EXISTS events (
     model_version INTEGER,
     reward REAL,
     status TEXT,
-    older_than REAL
+    older_than REAL,
+    policy_action INTEGER,
+    tag INTEGER
 );
 CREATE INDEX IF NOT EXISTS events_decision ON events (decision_id);
 CREATE TABLE IF NOT EXISTS snapshots (
@@ -47,11 +47,13 @@ CREATE TABLE IF NOT EXISTS snapshots (
 );
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
-_COLUMNS = ("seq, kind, decision_id, timestamp, n_actions, contexts, excluded, action, "
-            "probabilities, propensity, model_version, reward, status, older_than")
-_INSERT = ("INSERT INTO events (kind, decision_id, timestamp, n_actions, contexts, excluded, "
-           "action, probabilities, propensity, model_version, reward, status, older_than) "
-           "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+_COLUMNS = "seq, " + ", ".join(ROW_COLUMNS)
+_INSERT = (f"INSERT INTO events ({', '.join(ROW_COLUMNS)}) "
+           f"VALUES ({', '.join('?' * len(ROW_COLUMNS))})")
+#: the schema version this code writes; version 1 lacked ``policy_action`` and ``tag``
+SCHEMA_VERSION = 2
+#: columns added after version 1, added to an older file when it is opened
+_ADDED_COLUMNS = (("policy_action", "INTEGER"), ("tag", "INTEGER"))
 #: snapshots kept (older ones are deleted when a new one is written)
 _KEEP_SNAPSHOTS = 2
 
@@ -62,19 +64,6 @@ def _connect(path: str, synchronous: str) -> sqlite3.Connection:
     connection.execute("PRAGMA journal_mode=WAL")
     connection.execute(f"PRAGMA synchronous={synchronous}")
     return connection
-
-
-def _row_to_event(row: tuple) -> Event:
-    (seq, kind, decision_id, timestamp, n_actions, contexts, excluded, action,
-     probabilities, propensity, model_version, reward, status, older_than) = row
-    X = None
-    if contexts is not None:
-        X = np.frombuffer(contexts, dtype=np.float64).reshape(n_actions, -1).copy()
-    p = None if probabilities is None else np.frombuffer(probabilities, dtype=np.float64).copy()
-    return Event(kind, decision_id, timestamp, seq=seq, contexts=X,
-                 excluded=Event.decode_excluded(excluded), action=action, probabilities=p,
-                 propensity=propensity, model_version=model_version, reward=reward,
-                 status=status, older_than=older_than)
 
 
 class SQLiteStore:
@@ -110,24 +99,41 @@ class SQLiteStore:
         self._synchronous = synchronous
         self._db = _connect(path, synchronous)
         self._db.executescript(_SCHEMA)
+        self._migrate()
         self._in_transaction = False
         self._local = threading.local()
+
+    def _migrate(self) -> None:
+        """Bring a file written by an older version to :data:`SCHEMA_VERSION` (in one
+        transaction); refuse a file from a newer version."""
+        row = self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        version = 1 if row is None else int(row[0])
+        if version > SCHEMA_VERSION:
+            raise RuntimeError(f"{self.url}: the event log has schema version {version}, newer "
+                               f"than this glmbandits reads ({SCHEMA_VERSION}); upgrade glmbandits")
+        if version == SCHEMA_VERSION:
+            return
+        with self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            present = {info[1] for info in self._db.execute("PRAGMA table_info(events)")}
+            for name, kind in _ADDED_COLUMNS:
+                if name not in present:
+                    self._db.execute(f"ALTER TABLE events ADD COLUMN {name} {kind}")
+            self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES "
+                             "('schema_version', ?)", (str(SCHEMA_VERSION),))
+
+    def schema_version(self) -> int:
+        """The schema version of the file (:data:`SCHEMA_VERSION` once opened)."""
+        row = self._reader().execute(
+            "SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        return 1 if row is None else int(row[0])
 
     # -- writing (one thread) --------------------------------------------------------
     def append(self, event: Event) -> None:
         if not self._in_transaction:
             self._db.execute("BEGIN IMMEDIATE")
             self._in_transaction = True
-        X = event.contexts
-        self._db.execute(_INSERT, (
-            event.kind, event.decision_id, event.timestamp,
-            None if X is None else X.shape[0],
-            None if X is None else np.ascontiguousarray(X, dtype=np.float64).tobytes(),
-            Event.encode_excluded(event.excluded), event.action,
-            None if event.probabilities is None else
-            np.ascontiguousarray(event.probabilities, dtype=np.float64).tobytes(),
-            event.propensity, event.model_version, event.reward, event.status,
-            event.older_than))
+        self._db.execute(_INSERT, event_row(event))
 
     def commit(self) -> int:
         if self._in_transaction:
@@ -185,20 +191,15 @@ class SQLiteStore:
         return None if row is None else str(row[0])
 
     def events(self, after: int = 0, limit: int | None = None) -> Iterator[Event]:
-        reader = sqlite3.connect(self.path, isolation_level=None, timeout=30.0)
+        # check_same_thread=False: a streamed response (GET /v1/events) resumes this
+        # generator on whichever thread of the pool is free; the connection is only
+        # ever used by one of them at a time
+        reader = sqlite3.connect(self.path, isolation_level=None, timeout=30.0,
+                                 check_same_thread=False)
         try:
-            page, last, left = 1000, int(after), limit
-            while left is None or left > 0:
-                size = page if left is None else min(page, left)
-                rows = reader.execute(f"SELECT {_COLUMNS} FROM events WHERE seq > ? "
-                                      "ORDER BY seq LIMIT ?", (last, size)).fetchall()
-                for row in rows:
-                    yield _row_to_event(row)
-                if len(rows) < size:
-                    return
-                last = rows[-1][0]
-                if left is not None:
-                    left -= len(rows)
+            yield from page_events(lambda last, size: reader.execute(
+                f"SELECT {_COLUMNS} FROM events WHERE seq > ? ORDER BY seq LIMIT ?",
+                (last, size)).fetchall(), after, limit)
         finally:
             reader.close()
 

@@ -1,10 +1,11 @@
 """The store interface of the service: an append-only event log plus snapshots and metadata.
 
 :class:`Store` is what :class:`~glmbandits.service.core.DecisionService` needs;
-:class:`~glmbandits.service.sqlite_store.SQLiteStore` implements it, and a
-PostgreSQL store (a later issue) will implement the same methods. A store is
+:class:`~glmbandits.service.sqlite_store.SQLiteStore` and
+:class:`~glmbandits.service.postgres_store.PostgresStore` implement it. A store is
 written by one thread (the service's worker); :meth:`Store.events` and
-:meth:`Store.totals` may be called from any thread.
+:meth:`Store.totals` may be called from any thread. Sequence numbers increase in
+commit order; only SQLite's have no gaps.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ class Store(Protocol):
         """Add an event to the open transaction (made durable by :meth:`commit`)."""
 
     def commit(self) -> int:
-        """Make every appended event durable; returns the last sequence number."""
+        """Make every appended event durable; returns the last sequence number written."""
 
     def rollback(self) -> None:
         """Forget the events appended since the last commit."""
@@ -69,6 +70,8 @@ def parse_db_url(url: str) -> tuple[str, str]:
     ('sqlite', 'events.db')
     >>> parse_db_url("sqlite:////var/lib/glmbandits/events.db")
     ('sqlite', '/var/lib/glmbandits/events.db')
+    >>> parse_db_url("postgresql://app@db.example/events")
+    ('postgresql', 'postgresql://app@db.example/events')
     """
     if not isinstance(url, str):
         raise TypeError(f"db must be a URL string, got {type(url).__name__}")
@@ -79,16 +82,21 @@ def parse_db_url(url: str) -> tuple[str, str]:
         return "sqlite", path
     if url.startswith(("postgresql://", "postgres://")):
         return "postgresql", url
-    raise ValueError(f"db must be a URL sqlite:///relative.db or sqlite:////absolute.db "
-                     f"(postgresql:// is planned), got {url!r}")
+    raise ValueError(f"db must be a URL sqlite:///relative.db, sqlite:////absolute.db or "
+                     f"postgresql://user@host/database, got {url!r}")
 
 
 def open_store(url: str, *, synchronous: str = "FULL") -> Store:
-    """Open (creating it if needed) the store a URL names."""
+    """Open (creating it if needed) the store a URL names.
+
+    ``synchronous`` is SQLite's; on PostgreSQL durability is the server's
+    ``synchronous_commit`` (on by default: a commit is flushed before it returns).
+    """
     scheme, location = parse_db_url(url)
     if scheme == "postgresql":
-        raise NotImplementedError("db: a PostgreSQL store is not implemented yet; use "
-                                  "sqlite:///path.db")
+        from .postgres_store import PostgresStore
+
+        return PostgresStore(location)
     from .sqlite_store import SQLiteStore
 
     Path(location).expanduser().resolve().parent.mkdir(parents=True, exist_ok=True)

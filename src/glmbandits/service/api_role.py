@@ -1,0 +1,281 @@
+"""``--role api``: answer decide and reward from the latest published model; never learn.
+
+:class:`ApiService` is the :class:`~glmbandits.service.core.DecisionService` of a
+scale-out API process (any number of them share one PostgreSQL log). It keeps the
+core's worker, batching and one commit per batch, and changes what the operations
+do:
+
+* **decide** chooses with a copy of the newest published model
+  (``policy.decide(..., keep_pending=False)``: no pending entry, nothing kept
+  locally; the copy's generator is reseeded from OS entropy, so two API processes
+  draw different samples) and logs a ``decision`` event with the model version of
+  the copy and the policy's tag. A ``decision_id`` already in the log is a retry:
+  the logged answer if the request matches (same :func:`request_digest` of the
+  logged contexts and exclusions), 409 otherwise, in every API process (a unique
+  index on decision ids backs it: two processes that race on one new id make one
+  batch fail with 503, and its retry finds the logged answer).
+* **reward** is checked against the family, then looked up: 404 if no decision has
+  that id in the log, ``late`` if it came after ``reward_wait`` or after a sweep
+  that closed its decision, ``duplicate`` if a reward for it is logged already
+  (``duplicate_rewards = "ignore"``), else ``accepted``: **logged; the learner will
+  learn it in log order** (the learner's policy has the last word: it may still
+  find the reward late, e.g. after a ``max_pending`` eviction). The answer's
+  ``model_version`` is the API's current published version.
+* A watcher thread LISTENs for new model versions (``NOTIFY`` from the learner) on
+  a connection of its own and polls every ``poll_interval`` seconds as a fallback;
+  a new version is decoded off the worker and swapped in by the worker between two
+  batches (atomically: a request sees one model).
+
+``GET /v1/model``'s ``decisions``, ``rewards`` and per-status counts are the store's
+counters (exact totals over every API process); ``pending`` and the expiry counts
+are those of the learner's last publication.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any, Callable
+
+import numpy as np
+
+from ..policies.decisions import check_excluded, request_digest
+from .config import ServiceConfig
+from .core import DecisionService
+from .errors import Conflict, Invalid, NotFound, decision_answer, field_of
+from .events import Event
+from .postgres_store import CHANNEL, ModelVersion, PostgresStore
+from .snapshot import decode_snapshot
+
+__all__ = ["ApiService", "ACCEPTED"]
+
+#: The reward status of an API process: logged, to be learned by the learner in log order.
+ACCEPTED = "accepted"
+logger = logging.getLogger("glmbandits.service")
+
+
+class ApiService(DecisionService):
+    """A scale-out API process (see the module docstring).
+
+    Parameters
+    ----------
+    config : ServiceConfig
+    store : PostgresStore
+    poll_interval : float, default 2.0
+        Seconds between two checks for a new model version when no NOTIFY arrives.
+    """
+
+    sweeps = False
+    writes_snapshots = False
+
+    def __init__(self, config: ServiceConfig, store: PostgresStore, *,
+                 poll_interval: float = 2.0, **options: Any) -> None:
+        if not isinstance(store, PostgresStore):
+            raise TypeError(f"ApiService: store must be a PostgresStore (--role api needs "
+                            f"--db postgresql://...), got {type(store).__name__}")
+        super().__init__(config, store, **options)
+        self.store: PostgresStore = store
+        self.poll_interval = poll_interval
+        self.version: ModelVersion | None = None
+        self._stopping = threading.Event()
+        self._watcher: threading.Thread | None = None
+
+    # -- life cycle ------------------------------------------------------------------
+    def start(self) -> "ApiService":
+        self.store.claim_topology("scale-out")
+        super().start()
+        self._watcher = threading.Thread(target=self._watch, name="glmbandits-api-watcher",
+                                         daemon=True)
+        self._watcher.start()
+        return self
+
+    def _restore(self) -> None:
+        latest = self.store.latest_version()
+        loaded = None if latest is None else self.store.load_version(latest.id)
+        policy = self.config.build_policy() if loaded is None else decode_snapshot(loaded.data)
+        self._install(policy.reseed(), loaded)
+        self.restored_from = {"snapshot_seq": 0 if loaded is None else int(loaded.seq),
+                              "replayed_events": 0}
+        self._totals = self.store.totals()
+
+    def _install(self, policy: Any, version: ModelVersion | None) -> None:
+        policy.event_log = self._sink
+        self.policy = policy
+        self.version = version
+        self.snapshot_seq = 0 if version is None else int(version.seq)
+
+    def _restore_after_failure(self) -> None:
+        """Nothing to undo: the copy holds no pending decisions and is never persisted."""
+
+    def stop(self, *, snapshot: bool = True, timeout: float = 30.0) -> None:
+        self._stopping.set()
+        if self._watcher is not None:
+            self._watcher.join(timeout)
+            self._watcher = None
+        super().stop(snapshot=False, timeout=timeout)
+
+    # -- new model versions ------------------------------------------------------------
+    def _watch(self) -> None:
+        while not self._stopping.is_set():
+            connection = None
+            try:
+                connection = self.store.connect("glmbandits-api-listen")
+                connection.execute(f"LISTEN {CHANNEL}")
+                while not self._stopping.is_set():
+                    self.refresh()
+                    for _ in connection.notifies(timeout=self.poll_interval, stop_after=1):
+                        pass
+            except Exception as error:  # the server went away: poll again after a pause
+                logger.warning("glmbandits api: watching for model versions failed (%s: %s); "
+                               "retrying", type(error).__name__, error)
+                self._stopping.wait(self.poll_interval)
+            finally:
+                if connection is not None:
+                    connection.close()
+
+    def refresh(self) -> bool:
+        """Load the newest model version if it is newer than the one in use; swap it in
+        (on the worker, between batches). Returns whether a new version was swapped in."""
+        latest = self.store.latest_version()
+        current = self.version
+        if latest is None or (current is not None and latest.id <= current.id):
+            return False
+        loaded = self.store.load_version(latest.id)
+        if loaded is None or not self.running:
+            return False
+        policy = decode_snapshot(loaded.data).reseed()
+
+        def swap() -> None:
+            if self.version is None or loaded.id > self.version.id:
+                self._install(policy, loaded)
+                logger.info("glmbandits api: now serving model_version %d (version id %d, "
+                            "seq %d)", loaded.model_version, loaded.id, loaded.seq)
+
+        self.submit(swap).result()
+        return True
+
+    # -- operations ---------------------------------------------------------------------
+    def _logged_decision(self, decision_id: str) -> Event | None:
+        for event in self._staged:
+            if event.kind == "decision" and event.decision_id == decision_id:
+                return event
+        return self.store.find_decision(decision_id)
+
+    def decide_operation(self, contexts: Any, decision_id: str | None,
+                         excluded: Any, default_action: int | None = None
+                         ) -> Callable[[], dict[str, Any]]:
+        """Decide with the published model's copy (``default_action``: required in shadow
+        mode, ignored live, as in :meth:`DecisionService.decide_operation`)."""
+        X = np.asarray(contexts, dtype=np.float64)
+        rows = None if excluded is None else tuple(int(i) for i in excluded)
+        default = self._default_action(default_action)
+
+        def operation() -> dict[str, Any]:
+            if decision_id is not None:
+                logged = self._logged_decision(decision_id)
+                if logged is not None:
+                    return self._retry(logged, X, rows, default_action)
+            now = self.clock()
+            self._sink.excluded = rows
+            try:
+                decision = self.policy.decide(X, decision_id,
+                                              None if rows is None else list(rows),
+                                              default_action=default, now=now,
+                                              keep_pending=False)
+            except (TypeError, ValueError) as error:
+                raise Invalid(str(error), field_of(str(error))) from None
+            return decision_answer(decision.decision_id, decision.action,
+                                   decision.probabilities, decision.propensity,
+                                   decision.model_version, decision.policy_action)
+
+        return operation
+
+    def _retry(self, logged: Event, X: np.ndarray, rows: tuple[int, ...] | None,
+               default_action: int | None) -> dict[str, Any]:
+        try:
+            candidates = check_excluded(None if rows is None else list(rows), X.shape[0],
+                                        "decide")
+        except (TypeError, ValueError) as error:
+            raise Invalid(str(error), "excluded") from None
+        # a retry is judged by the mode its decision was made in (the mode may have switched)
+        shadow = logged.policy_action is not None
+        requested = default_action if shadow else None
+        logged_rows = None if logged.excluded is None else list(logged.excluded)
+        same = (logged.contexts is not None and logged.contexts.shape == X.shape
+                and request_digest(X, candidates, requested) == request_digest(
+                    logged.contexts, check_excluded(logged_rows, X.shape[0], "decide"),
+                    logged.action if shadow else None))
+        if not same:
+            raise Conflict(f"decision_id {logged.decision_id!r} was logged for another request "
+                           "(other contexts, excluded or default_action); a retry must repeat "
+                           "the request exactly, a new request needs a new decision_id",
+                           "decision_id")
+        self._append(Event("retry", logged.decision_id, self.clock(), contexts=X.copy(),
+                           excluded=rows, action=requested,
+                           policy_action=logged.policy_action))
+        return decision_answer(logged.decision_id, logged.action, logged.probabilities,
+                               logged.propensity, logged.model_version, logged.policy_action)
+
+    def reward_operation(self, decision_id: str, reward: float) -> Callable[[], dict[str, Any]]:
+        def operation() -> dict[str, Any]:
+            try:
+                value = self.policy.check_reward(reward)
+            except (TypeError, ValueError) as error:
+                raise Invalid(str(error), "reward") from None
+            logged = self._logged_decision(decision_id)
+            if logged is None:
+                raise NotFound(f"no decision has decision_id {decision_id!r} in the log",
+                               "decision_id")
+            now = self.clock()
+            status = self._reward_status(logged, now)
+            self._append(Event("reward", decision_id, now, reward=value, status=status))
+            return {"decision_id": decision_id, "status": status,
+                    "model_version": int(self.policy.model_version)}
+
+        return operation
+
+    def _reward_status(self, logged: Event, now: float) -> str:
+        options = self.config.decisions
+        wait = options.reward_wait
+        if wait is not None and (now - logged.timestamp > wait
+                                 or self.store.swept_after(logged.seq, logged.timestamp)):
+            return "late"
+        if options.duplicate_rewards == "ignore" and (
+                any(event.kind == "reward" and event.decision_id == logged.decision_id
+                    for event in self._staged) or self.store.has_reward(logged.decision_id)):
+            return "duplicate"
+        return ACCEPTED
+
+    def model_info_operation(self) -> Callable[[], dict[str, Any]]:
+        def operation() -> dict[str, Any]:
+            policy, version = self.policy, self.version
+            statistics = {} if version is None else version.statistics
+            counts: dict[str, Any] = dict(self.store.totals())
+            expired = {key: value for key, value in statistics.items()
+                       if key.startswith("expired_")}
+            counts.update(expired)
+            counts["expired"] = sum(expired.values())
+            counts["pending"] = self.pending_count()
+            return {"policy": self.config.policy.name, "class": type(policy).__name__,
+                    "parameters": dict(self.config.policy.params),
+                    "family": self.config.policy.family,
+                    "n_features": self.config.policy.n_features,
+                    "max_actions": self.config.decisions.max_actions,
+                    "model_version": int(policy.model_version),
+                    "pending": counts["pending"],
+                    "decisions": counts.get("decisions", 0),
+                    "rewards": counts.get("rewards", 0), "counts": counts,
+                    "last_seq": self.store.last_seq(), "snapshot_seq": self.snapshot_seq,
+                    "role": "api", "version_id": None if version is None else version.id}
+
+        return operation
+
+    def totals(self) -> dict[str, int]:
+        """The store's counters: totals over every API process."""
+        return self.store.totals()
+
+    def pending_count(self) -> int:
+        """Pending decisions as of the learner's last publication (0 before the first)."""
+        version = self.version
+        return 0 if version is None or version.pending is None else int(version.pending)
+
