@@ -71,6 +71,8 @@ def test_the_header_cache_does_not_mix_up_bodies():
 def test_no_query_means_a_new_id_and_no_exclusions():
     parsed = parse_decide_npy(npy(ROWS), [], 3, 8)
     assert parsed.decision_id is None and parsed.excluded is None
+    assert parsed.default_action is None
+    assert parse_decide_npy(npy(ROWS), [("default_action", "2")], 3, 8).default_action == 2
     assert parse_decide_npy(npy(ROWS), [("excluded", "")], 3, 8).excluded == []
 
 
@@ -122,6 +124,10 @@ REFUSED = [
     ("excluded out of range", GOOD, [("excluded", "4")], "excluded[0]"),
     ("excluded all", GOOD, [("excluded", "0,1,2,3")], "excluded"),
     ("unknown parameter", GOOD, [("actions", "3")], "actions"),
+    ("default_action not a number", GOOD, [("default_action", "x")], "default_action"),
+    ("default_action negative", GOOD, [("default_action", "-1")], "default_action"),
+    ("default_action twice", GOOD, [("default_action", "1"), ("default_action", "1")],
+     "default_action"),
 ]
 
 
@@ -173,7 +179,7 @@ def test_other_content_types_are_415(content_type):
 
 def test_a_json_decide_refuses_npy_query_parameters():
     body = json.dumps({"contexts": ROWS.tolist()}).encode()
-    for name in ("decision_id", "excluded"):
+    for name in ("decision_id", "excluded", "default_action"):
         with pytest.raises(Invalid) as refused:
             parse_decide_body("json", body, [(name, "1")], 3, 8)
         assert refused.value.field == name

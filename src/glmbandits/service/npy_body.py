@@ -49,7 +49,7 @@ NPY_MEDIA_TYPE = "application/x-npy"
 #: the query parameters of a binary decide
 QUERY_FIELDS = ("decision_id", "excluded", "default_action")
 _MAGIC = b"\x93NUMPY"
-#: header length field of each accepted version: (bytes, start of the header)
+#: the size in bytes of the header-length field, by accepted major version (minor 0)
 _VERSIONS = {1: 2, 2: 4}
 _ACCEPTED = {np.dtype("<f8"), np.dtype(">f8"), np.dtype("<f4"), np.dtype(">f4")}
 _ROW = re.compile(r"[0-9]{1,18}\Z")
@@ -84,7 +84,8 @@ def _header(body: bytes) -> tuple[tuple[int, ...], bool, np.dtype, int]:
                 else npy_format.read_array_header_2_0)
         shape, fortran, dtype = read(stream)
     except Exception as error:  # the header is not the literal dict np.save writes
-        raise Invalid(f"contexts: the .npy header is malformed ({error})", "contexts") from None
+        reason = str(error)[:200]
+        raise Invalid(f"contexts: the .npy header is malformed ({reason})", "contexts") from None
     if dtype not in _ACCEPTED or dtype.names is not None or dtype.subdtype is not None:
         raise Invalid(f"contexts: the .npy dtype must be float64 or float32, got {dtype.str!r}"
                       f" ({dtype})", "contexts")
@@ -103,8 +104,8 @@ def _query(items: Iterable[tuple[str, str]]) -> dict[str, str]:
     out: dict[str, str] = {}
     for name, value in items:
         if name not in QUERY_FIELDS:
-            raise Invalid(f"{name} is not a parameter of a binary decide: the query may hold "
-                          f"only {', '.join(QUERY_FIELDS)}", name)
+            raise Invalid(f"{name[:100]!r} is not a parameter of a binary decide: the query "
+                          f"may hold only {', '.join(QUERY_FIELDS)}", name)
         if name in out:
             raise Invalid(f"{name} must be given at most once in the query, got it twice", name)
         out[name] = value
@@ -121,7 +122,7 @@ def _excluded(text: str | None) -> list[int] | None:
     for index, item in enumerate(text.split(",")):
         if not _ROW.match(item):
             raise Invalid(f"excluded[{index}] must be an integer >= 0 (excluded is "
-                          f"comma-separated row numbers, e.g. excluded=0,3), got {item!r}",
+                          f"comma-separated row numbers, e.g. excluded=0,3), got {item[:30]!r}",
                           f"excluded[{index}]")
         rows.append(int(item))
     return rows
@@ -132,7 +133,7 @@ def _default_action(text: str | None) -> int | None:
     if text is None:
         return None
     if not _ROW.match(text):
-        raise Invalid(f"default_action must be an integer >= 0, got {text!r}",
+        raise Invalid(f"default_action must be an integer >= 0, got {text[:30]!r}",
                       "default_action")
     return int(text)
 
