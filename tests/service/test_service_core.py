@@ -262,3 +262,89 @@ def test_the_event_stream_may_resume_on_another_thread(tmp_path):
         assert [event.seq for event in [head, *rest]] == [1, 2, 3]
     finally:
         service.stop(snapshot=False)
+
+
+def _decision(i: int) -> Event:
+    """A decision event with 40 KB of contexts (K=100, d=50), as the service logs them."""
+    contexts = np.full((100, 50), float(i))
+    return Event("decision", f"d{i}", float(i), contexts=contexts, action=0,
+                 probabilities=np.full(100, 0.01), propensity=0.01, model_version=i)
+
+
+@pytest.mark.parametrize("in_transaction", [False, True])
+def test_the_background_checkpointer_keeps_the_wal_bounded(tmp_path, in_transaction):
+    """40 rounds of 5 decisions (8 MB): after the checkpointer has caught up with a round,
+    the next one writes the WAL from its start again. With ``in_transaction`` the
+    checkpointer catches up while the writer's next transaction is open, so only its
+    second, locked pass (the WAL is over ``wal_limit``) lets the WAL start over."""
+    from glmbandits.service.sqlite_store import SQLiteStore
+
+    path = tmp_path / "log.db"
+    store = SQLiteStore(str(path), checkpoint_interval=0.005, wal_limit=20)
+    assert store._db.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
+    wal = Path(f"{path}-wal")
+    largest, rounds, per_round = 0, 40, 5
+    for r in range(rounds):
+        for i in range(per_round):
+            store.append(_decision(r * per_round + i))
+            if in_transaction and i == 0:
+                wait_until(lambda: store._checkpointed == store._commits)
+        store.commit()
+        largest = max(largest, wal.stat().st_size)
+        if not in_transaction:
+            wait_until(lambda: store._checkpointed == store._commits)
+    written = rounds * per_round * 100 * 50 * 8
+    assert largest < written / 4, (largest, written)
+    events = list(store.events())
+    assert [event.decision_id for event in events] == [f"d{i}" for i in range(rounds * per_round)]
+    assert np.array_equal(events[-1].contexts, _decision(rounds * per_round - 1).contexts)
+    store.close()
+    assert not store._checkpointer.is_alive()
+
+
+def test_the_checkpointer_thread_stops_at_close_and_can_be_turned_off(tmp_path):
+    import threading
+
+    from glmbandits.service.sqlite_store import SQLiteStore
+
+    before = set(threading.enumerate())
+    store = SQLiteStore(str(tmp_path / "a.db"))
+    (thread,) = set(threading.enumerate()) - before
+    assert thread.daemon and thread.name == "glmbandits-sqlite-checkpoint"
+    store.append(_decision(0))
+    store.commit()
+    store.close()
+    assert not thread.is_alive()
+    assert set(threading.enumerate()) == before
+    plain = SQLiteStore(str(tmp_path / "b.db"), checkpoint_interval=None)
+    assert set(threading.enumerate()) == before
+    assert plain._db.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 1000
+    plain.close()
+    with pytest.raises(ValueError, match="checkpoint_interval"):
+        SQLiteStore(str(tmp_path / "c.db"), checkpoint_interval=0)
+    with pytest.raises(ValueError, match="wal_limit"):
+        SQLiteStore(str(tmp_path / "c.db"), wal_limit=0)
+
+
+def test_a_failed_begin_or_a_rollback_leaves_the_store_writable(tmp_path):
+    """The writer's turn (shared with the checkpointer) ends at commit, rollback
+    and a BEGIN that failed, so the next append does not deadlock."""
+    import sqlite3
+
+    from glmbandits.service.sqlite_store import SQLiteStore
+
+    path = tmp_path / "log.db"
+    store = SQLiteStore(str(path), checkpoint_interval=0.005)
+    store.append(_decision(0))
+    store.rollback()
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    store._db.execute("PRAGMA busy_timeout=0")
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        store.append(_decision(1))
+    other.execute("ROLLBACK")
+    other.close()
+    store.append(_decision(2))
+    assert store.commit() == 1
+    assert [event.decision_id for event in store.events()] == ["d2"]
+    store.close()

@@ -5,11 +5,27 @@ makes every event appended since the last one durable, so a batch of
 concurrent requests shares one fsync. Snapshots are rows written in one
 transaction with a SHA-256 of their bytes, so a crash mid-write leaves the
 previous snapshot, never a torn one.
+
+WAL checkpoints (copying the write-ahead log back into the database file, and
+fsyncing it) are off the commit path: the writer connection runs with
+``wal_autocheckpoint=0`` and a daemon thread with its own connection runs
+``PRAGMA wal_checkpoint(PASSIVE)`` every ``checkpoint_interval`` seconds after
+commits, while the writer goes on (sqlite3 releases the GIL meanwhile). A passive
+checkpoint never blocks the writer, but the WAL is only reused from its start by a
+transaction that begins when it is checkpointed to its end, which under sustained
+writes a concurrent checkpoint rarely achieves. So when the WAL has ``wal_limit``
+pages or more after a passive pass, the checkpointer waits for the writer's current transaction to end and checkpoints
+the rest (what was appended during the passive pass) before the next one begins: the
+writer waits for that remainder only, and the WAL stays near ``wal_limit`` pages
+plus one interval's writes. Durability is SQLite's
+own: a checkpoint only copies committed frames and syncs like the writer
+(``synchronous``), so a crash at any point loses no committed event.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import sqlite3
 import threading
 from typing import Iterator
@@ -56,6 +72,10 @@ SCHEMA_VERSION = 2
 _ADDED_COLUMNS = (("policy_action", "INTEGER"), ("tag", "INTEGER"))
 #: snapshots kept (older ones are deleted when a new one is written)
 _KEEP_SNAPSHOTS = 2
+#: how long :meth:`SQLiteStore.close` waits for the checkpointer thread to finish (s)
+_CHECKPOINTER_JOIN_S = 10.0
+
+logger = logging.getLogger("glmbandits.service")
 
 
 def _connect(path: str, synchronous: str) -> sqlite3.Connection:
@@ -77,6 +97,13 @@ class SQLiteStore:
         The URL it was opened from (reported by the service).
     synchronous : {"FULL", "NORMAL"}
         SQLite's durability: FULL survives a power loss, NORMAL a process crash.
+    checkpoint_interval : float or None
+        Seconds between the background checkpointer's passes (a pass runs only if
+        something was committed since the last one). ``None``: no thread, SQLite's
+        automatic checkpoint inside the commit that crosses 1,000 pages of WAL.
+    wal_limit : int
+        Pages of WAL from which the checkpointer, after a passive pass, waits for the
+        writer's transaction to end and checkpoints the rest (see the module docstring).
 
     Examples
     --------
@@ -90,10 +117,16 @@ class SQLiteStore:
     >>> store.close()
     """
 
-    def __init__(self, path: str, *, url: str | None = None, synchronous: str = "FULL") -> None:
+    def __init__(self, path: str, *, url: str | None = None, synchronous: str = "FULL",
+                 checkpoint_interval: float | None = 0.05, wal_limit: int = 1000) -> None:
         if synchronous not in ("FULL", "NORMAL"):
             raise ValueError(f"SQLiteStore: synchronous must be 'FULL' or 'NORMAL', "
                              f"got {synchronous!r}")
+        if checkpoint_interval is not None and not checkpoint_interval > 0:
+            raise ValueError(f"SQLiteStore: checkpoint_interval must be positive or None, "
+                             f"got {checkpoint_interval!r}")
+        if wal_limit < 1:
+            raise ValueError(f"SQLiteStore: wal_limit must be at least 1, got {wal_limit!r}")
         self.path = path
         self.url = url or f"sqlite:///{path}"
         self._synchronous = synchronous
@@ -102,6 +135,23 @@ class SQLiteStore:
         self._migrate()
         self._in_transaction = False
         self._local = threading.local()
+        # an append transaction is open (BEGIN to COMMIT/ROLLBACK) / the checkpointer is
+        # catching up with the end of the WAL, or waits to: no transaction begins until
+        # it is done (so the writer, which begins the next one at once, cannot starve it)
+        self._turn = threading.Condition(threading.Lock())
+        self._writing = False
+        self._catching_up = False
+        self._commits = 0  # append transactions committed
+        self._checkpointed = 0  # commits the last complete checkpoint covered
+        self._checkpoint_interval = checkpoint_interval
+        self._wal_limit = wal_limit
+        self._stop = threading.Event()
+        self._checkpointer: threading.Thread | None = None
+        if checkpoint_interval is not None:
+            self._db.execute("PRAGMA wal_autocheckpoint=0")
+            self._checkpointer = threading.Thread(
+                target=self._checkpoint_loop, name="glmbandits-sqlite-checkpoint", daemon=True)
+            self._checkpointer.start()
 
     def _migrate(self) -> None:
         """Bring a file written by an older version to :data:`SCHEMA_VERSION` (in one
@@ -128,10 +178,68 @@ class SQLiteStore:
             "SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
         return 1 if row is None else int(row[0])
 
+    # -- the checkpointer (its own thread and connection) -------------------------------
+    def _checkpoint_loop(self) -> None:
+        """Checkpoint every ``checkpoint_interval`` seconds after commits, until
+        :meth:`close`; an error is logged and the next pass tries again."""
+        assert self._checkpoint_interval is not None
+        connection = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
+                                     timeout=30.0)
+        try:
+            connection.execute(f"PRAGMA synchronous={self._synchronous}")
+            while not self._stop.wait(self._checkpoint_interval):
+                if self._commits == self._checkpointed:
+                    continue
+                try:
+                    self._checkpoint_once(connection)
+                except sqlite3.Error as error:
+                    logger.warning("glmbandits: WAL checkpoint of %s failed (%s); retrying in "
+                                   "%g s", self.path, error, self._checkpoint_interval)
+        finally:
+            connection.close()
+
+    def _checkpoint_once(self, connection: sqlite3.Connection) -> None:
+        """One pass: a passive checkpoint beside the writer; if the WAL has ``wal_limit``
+        pages or more, a second one while no append transaction is open, so that the WAL
+        is checkpointed to its end when the writer's next transaction starts it over (a
+        checkpoint that catches up while the writer is inside a transaction does not let
+        that happen)."""
+        commits = self._commits
+        busy, log, done = connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        if not busy and done == log:
+            self._checkpointed = commits
+        if log < self._wal_limit:
+            return
+        with self._turn:
+            self._catching_up = True
+            while self._writing:
+                self._turn.wait()
+        try:  # the writer is between transactions until the end of this
+            commits = self._commits
+            busy, log, done = connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+            if not busy and done == log:
+                self._checkpointed = commits
+        finally:
+            self._end_turn("_catching_up")
+
+    def _end_turn(self, flag: str) -> None:
+        """Clear ``flag`` (``"_writing"`` or ``"_catching_up"``) and wake the other."""
+        with self._turn:
+            setattr(self, flag, False)
+            self._turn.notify_all()
+
     # -- writing (one thread) --------------------------------------------------------
     def append(self, event: Event) -> None:
         if not self._in_transaction:
-            self._db.execute("BEGIN IMMEDIATE")
+            with self._turn:
+                while self._catching_up:
+                    self._turn.wait()
+                self._writing = True
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+            except BaseException:
+                self._end_turn("_writing")
+                raise
             self._in_transaction = True
         self._db.execute(_INSERT, event_row(event))
 
@@ -140,9 +248,12 @@ class SQLiteStore:
             self._in_transaction = False
             try:
                 self._db.execute("COMMIT")
+                self._commits += 1
             except BaseException:
                 self._rollback_quietly()
                 raise
+            finally:
+                self._end_turn("_writing")
         return self.last_seq()
 
     def _rollback_quietly(self) -> None:
@@ -154,7 +265,10 @@ class SQLiteStore:
     def rollback(self) -> None:
         if self._in_transaction:
             self._in_transaction = False
-            self._rollback_quietly()
+            try:
+                self._rollback_quietly()
+            finally:
+                self._end_turn("_writing")
 
     def last_seq(self) -> int:
         row = self._db.execute("SELECT MAX(seq) FROM events").fetchone()
@@ -228,6 +342,9 @@ class SQLiteStore:
         return None
 
     def close(self) -> None:
+        self._stop.set()
+        if self._checkpointer is not None:
+            self._checkpointer.join(_CHECKPOINTER_JOIN_S)
         self.rollback()
         self._db.close()
         reader = getattr(self._local, "reader", None)
