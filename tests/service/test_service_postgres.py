@@ -301,3 +301,32 @@ def test_kill_9_of_an_api_process_mid_load_loses_nothing_acknowledged(topology):
         assert_learner_equals_rebuild(topology.config, store, version)
     finally:
         store.close()
+
+
+def test_the_learner_says_when_it_skips_an_event_the_policy_refuses(tmp_path, postgres_url,
+                                                                    caplog):
+    """A reward naming a decision the policy never saw cannot be learned: the learner
+    skips it (as the offline rebuild does) and says so in its log, with the seq."""
+    import logging
+
+    from glmbandits.service.events import Event
+    from glmbandits.service.learner import Learner
+
+    config = load_config(write_config(tmp_path))
+    store = PostgresStore(postgres_url)
+    try:
+        store.append(Event("decision", "known", 1.0, contexts=unit_rows(
+            np.random.default_rng(0), 4, 3), action=2, probabilities=np.full(4, 0.25),
+            propensity=0.25, model_version=0))
+        store.append(Event("reward", "never-decided", 2.0, reward=1.0, status="accepted"))
+        store.append(Event("reward", "known", 3.0, reward=1.0, status="accepted"))
+        store.commit()
+        learner = Learner(config, store)
+        with caplog.at_level(logging.WARNING, logger="glmbandits.service"):
+            learner.restore()
+        assert learner.skipped == 1 and learner.policy.model_version == 1
+        (record,) = [r for r in caplog.records if "was not applied" in r.getMessage()]
+        assert "seq 2" in record.getMessage() and "never-decided" in record.getMessage()
+        assert_same_state(learner.policy, rebuild_learner_from_log(config, store))
+    finally:
+        store.close()

@@ -77,6 +77,7 @@ class Learner:
         self._unpublished = 0
         self._last_publish = 0.0
         self._last_sweep = 0.0
+        self.skipped = 0  # events the policy refused (see _apply)
 
     @property
     def lock_name(self) -> str:
@@ -139,7 +140,7 @@ class Learner:
         self.policy, self.seq, self.published_seq = policy, after, after
         count = 0
         for event in self.store.events(after=after):
-            learn_event(policy, event)
+            self._apply(event)
             self.seq = event.seq
             count += 1
         self._unpublished = count
@@ -154,7 +155,7 @@ class Learner:
         """
         applied = 0
         for event in self.store.events(after=self.seq, limit=page):
-            learn_event(self.policy, event)
+            self._apply(event)
             self.seq = event.seq
             applied += 1
         self._unpublished += applied
@@ -162,6 +163,16 @@ class Learner:
         if caught_up:
             self.sweep()
         return applied, caught_up
+
+    def _apply(self, event: Event) -> None:
+        """Learn one event; one the policy refuses is skipped (as the offline rebuild skips
+        it) and said in the log, so an operator sees it."""
+        if not learn_event(self.policy, event):
+            self.skipped += 1
+            logger.warning("glmbandits learner: event seq %d (%s of decision_id %r) was not "
+                           "applied: the policy refused it (e.g. a reward for a decision "
+                           "closed longer ago than max_resolved); %d skipped so far",
+                           event.seq, event.kind, event.decision_id, self.skipped)
 
     def sweep(self) -> bool:
         """Append an ``expire`` event if pending decisions are older than ``reward_wait``
