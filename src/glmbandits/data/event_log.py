@@ -21,26 +21,21 @@ arXiv:1606.03966 (explore, log by event id, join rewards, learn, evaluate offlin
 
 from __future__ import annotations
 
-import math
 import sqlite3
 import threading
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
-import numpy as np
-
 from .._validation import check_real
+from .event_log_base import EventLogBase
 from .event_records import (APPLICATION_ID, EXPIRY_OUTCOMES, REWARD_STATUSES, SCHEMA_VERSION,
-                            DecisionEvent, Event, ExpiryEvent, RewardEvent, check_count,
-                            check_decision, check_expiry, check_reward,
-                            decode)
+                            DecisionEvent, Event, ExpiryEvent, RewardEvent)
 
 __all__ = ["EventLog", "DecisionEvent", "RewardEvent", "ExpiryEvent", "Event",
            "SCHEMA_VERSION", "REWARD_STATUSES", "EXPIRY_OUTCOMES"]
 
 DURABILITY_MODES = ("full", "normal")
-_PAGE = 1024
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (
@@ -72,7 +67,7 @@ _COLUMNS = ("sequence, kind, decision_id, timestamp, n_actions, n_features, cont
 _MIGRATIONS = {1: ("ALTER TABLE events ADD COLUMN policy_action INTEGER",)}
 
 
-class EventLog:
+class EventLog(EventLogBase):
     """An append-only SQLite log of a policy's decisions, rewards and expiries.
 
     Attach it to a policy (``policy.event_log = log``): every ``decide`` writes
@@ -119,6 +114,10 @@ class EventLog:
     'learned'
     (['decision', 'reward'], 2, 2)
     """
+
+    _table = "events"
+    _param = "?"
+    _reopen_hint = "reopen the log by its path"
 
     def __init__(self, path: str | Path, *, durability: str = "full", readonly: bool = False,
                  timeout: float = 10.0) -> None:
@@ -232,16 +231,6 @@ class EventLog:
     def closed(self) -> bool:
         return self._connection is None
 
-    def __enter__(self) -> "EventLog":
-        return self
-
-    def __exit__(self, *exc_info: Any) -> None:
-        self.close()
-
-    def __getstate__(self) -> dict[str, Any]:
-        raise TypeError(f"{type(self).__name__}: an open database connection cannot be pickled; "
-                        "reopen the log by its path")
-
     def __repr__(self) -> str:
         state = "closed" if self.closed else f"durability={self.durability!r}"
         return f"EventLog({str(self.path)!r}, {state})"
@@ -256,43 +245,6 @@ class EventLog:
                 "INSERT INTO events (kind, decision_id, timestamp, n_actions, n_features, "
                 "contexts, probabilities, action, propensity, model_version, reward, status, "
                 "policy_action) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", values)
-
-    def record_decision(self, decision_id: str, timestamp: float, contexts: np.ndarray,
-                        probabilities: np.ndarray, action: int, propensity: float | None,
-                        model_version: int, *, tag: int | None = None,
-                        policy_action: int | None = None) -> None:
-        """Append one decision; committed when this returns (outside :meth:`batch`).
-
-        ``contexts`` (K, d) and ``probabilities`` (K,) are stored as float64
-        bytes, so they read back bit for bit. Every argument is checked first
-        (``propensity`` must equal ``probabilities[action]``; a shadow decision
-        gives ``policy_action``, the policy's own choice, and ``propensity`` None);
-        a bad one raises TypeError/ValueError naming it, and nothing is written.
-        ``tag`` is not stored (the service's log keeps it).
-        """
-        owner = f"{type(self).__name__}.record_decision"
-        self._live(owner)
-        values = check_decision(owner, decision_id, timestamp, contexts, probabilities,
-                                 action, propensity, model_version, policy_action)
-        self._append(owner, values)
-
-    def record_reward(self, decision_id: str, timestamp: float, reward: float,
-                      status: str) -> None:
-        """Append one received reward with its status (one of :data:`REWARD_STATUSES`)."""
-        owner = f"{type(self).__name__}.record_reward"
-        self._live(owner)
-        self._append(owner, check_reward(owner, decision_id, timestamp, reward, status))
-
-    def record_expiry(self, decision_id: str, timestamp: float, outcome: str,
-                      reward: float | None) -> None:
-        """Append the closing of a decision by expiry (:data:`EXPIRY_OUTCOMES`).
-
-        ``reward`` is None for ``"dropped"`` and the learned value (the default
-        reward, or the held sum) for ``"default"`` and ``"learned"``.
-        """
-        owner = f"{type(self).__name__}.record_expiry"
-        self._live(owner)
-        self._append(owner, check_expiry(owner, decision_id, timestamp, outcome, reward))
 
     @contextmanager
     def batch(self) -> Iterator["EventLog"]:
@@ -336,89 +288,7 @@ class EventLog:
                             self._connection.execute("ROLLBACK")
                         raise
 
-    # -- reading -------------------------------------------------------------------
-    def events(self, after: int = 0, limit: int | None = None, *,
-               kind: str | None = None) -> Iterator[Event]:
-        """The events with sequence number > ``after``, in sequence order.
-
-        Yields :class:`DecisionEvent`, :class:`RewardEvent` and :class:`ExpiryEvent`
-        records (arrays decoded from the stored bytes). Reads page by page, so a
-        long log is never held in memory, and events appended while iterating are
-        seen. ``kind`` keeps one kind ("decision", "reward" or "expiry").
-        """
-        owner = f"{type(self).__name__}.events"
-        after = check_count(after, owner, "after")
-        if limit is not None:
-            limit = check_count(limit, owner, "limit")
-            if limit < 0:
-                raise ValueError(f"{owner}: limit must be >= 0 or None, got {limit}")
-        if kind is not None and kind not in ("decision", "reward", "expiry"):
-            raise ValueError(f"{owner}: kind must be 'decision', 'reward', 'expiry' or None, "
-                             f"got {kind!r}")
-        self._live(owner)
-        where = "sequence > ?" + ("" if kind is None else " AND kind = ?")
-        remaining = math.inf if limit is None else limit
-        last = after
-        while remaining > 0:
-            page = int(min(_PAGE, remaining))
-            params: tuple[Any, ...] = (last,) if kind is None else (last, kind)
-            with self._lock:
-                rows = self._live(owner).execute(
-                    f"SELECT {self._columns} FROM events WHERE {where} ORDER BY sequence "
-                    "LIMIT ?",
-                    (*params, page)).fetchall()
-            for row in rows:
-                yield decode(row)
-            if len(rows) < page:
-                return
-            last = rows[-1][0]
-            remaining -= len(rows)
-
-    def decisions(self, after: int = 0) -> Iterator[DecisionEvent]:
-        """The decision events, in sequence order."""
-        return self.events(after, kind="decision")  # type: ignore[return-value]
-
-    def rewards(self, after: int = 0) -> Iterator[RewardEvent]:
-        """The reward events (every status), in sequence order."""
-        return self.events(after, kind="reward")  # type: ignore[return-value]
-
-    def expiries(self, after: int = 0) -> Iterator[ExpiryEvent]:
-        """The expiry events, in sequence order."""
-        return self.events(after, kind="expiry")  # type: ignore[return-value]
-
-    def _scalar(self, owner: str, sql: str) -> Any:
+    # -- reading (the readers are EventLogBase's) ---------------------------------------
+    def _read(self, owner: str, sql: str, params: tuple[Any, ...] = ()) -> list[tuple]:
         with self._lock:
-            return self._live(owner).execute(sql).fetchone()[0]
-
-    def __len__(self) -> int:
-        return int(self._scalar(f"{type(self).__name__}.__len__",
-                                "SELECT count(*) FROM events"))
-
-    @property
-    def last_sequence(self) -> int:
-        """The sequence number of the last event (0 for an empty log)."""
-        return int(self._scalar(f"{type(self).__name__}.last_sequence",
-                                "SELECT coalesce(max(sequence), 0) FROM events"))
-
-    def counts(self) -> dict[str, Any]:
-        """How many events of each kind, and by status (rewards) or outcome (expiries).
-
-        Returns
-        -------
-        dict
-            ``{"decision": n, "reward": {status: n, ...}, "expiry": {outcome: n, ...}}``,
-            every status and outcome present (0 when none).
-        """
-        owner = f"{type(self).__name__}.counts"
-        with self._lock:
-            rows = self._live(owner).execute(
-                "SELECT kind, status, count(*) FROM events GROUP BY kind, status").fetchall()
-        result: dict[str, Any] = {"decision": 0,
-                                  "reward": dict.fromkeys(REWARD_STATUSES, 0),
-                                  "expiry": dict.fromkeys(EXPIRY_OUTCOMES, 0)}
-        for kind, status, n in rows:
-            if kind == "decision":
-                result["decision"] += int(n)
-            else:
-                result[kind][status] = int(n)
-        return result
+            return self._live(owner).execute(sql, params).fetchall()

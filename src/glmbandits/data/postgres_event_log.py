@@ -48,17 +48,12 @@ arXiv:1606.03966 (the log is the source of truth). PostgreSQL documentation,
 
 from __future__ import annotations
 
-import math
 import threading
 from contextlib import contextmanager
 from typing import Any, Iterator
 
-import numpy as np
-
 from .._validation import check_real
-from .event_records import (EXPIRY_OUTCOMES, REWARD_STATUSES, DecisionEvent, Event,
-                            ExpiryEvent, RewardEvent, check_count, check_decision,
-                            check_expiry, check_reward, decode)
+from .event_log_base import EventLogBase
 from .postgres_locks import apply_migrations, connect, redact_url, require_psycopg
 
 __all__ = ["PostgresEventLog", "POSTGRES_SCHEMA_VERSION", "MIGRATIONS"]
@@ -96,7 +91,6 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
 )
 POSTGRES_SCHEMA_VERSION = len(MIGRATIONS)
 COMPONENT = "event_log"
-_PAGE = 1024
 _COLUMNS = ("sequence, kind, decision_id, timestamp, n_actions, n_features, contexts, "
             "probabilities, action, propensity, model_version, reward, status, policy_action")
 _INSERT = ("INSERT INTO glmbandits_events (kind, decision_id, timestamp, n_actions, "
@@ -116,7 +110,7 @@ def migrate(connection: Any, owner: str) -> int:
                             what="event log")
 
 
-class PostgresEventLog:
+class PostgresEventLog(EventLogBase):
     """An append-only event log in a PostgreSQL database (see the module docstring).
 
     Parameters
@@ -137,6 +131,11 @@ class PostgresEventLog:
     psycopg.OperationalError
         When the server cannot be reached.
     """
+
+    _table = "glmbandits_events"
+    _param = "%s"
+    _columns = _COLUMNS
+    _reopen_hint = "reopen the log by its URL"
 
     def __init__(self, url: str, *, connect_timeout: float = 10.0) -> None:
         owner = type(self).__name__
@@ -193,16 +192,6 @@ class PostgresEventLog:
     def closed(self) -> bool:
         return self._closed
 
-    def __enter__(self) -> "PostgresEventLog":
-        return self
-
-    def __exit__(self, *exc_info: Any) -> None:
-        self.close()
-
-    def __getstate__(self) -> dict[str, Any]:
-        raise TypeError(f"{type(self).__name__}: an open database connection cannot be "
-                        "pickled; reopen the log by its URL")
-
     def __repr__(self) -> str:
         return f"PostgresEventLog({self.url!r}{', closed' if self._closed else ''})"
 
@@ -241,36 +230,6 @@ class PostgresEventLog:
                         raise
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def record_decision(self, decision_id: str, timestamp: float, contexts: np.ndarray,
-                        probabilities: np.ndarray, action: int, propensity: float | None,
-                        model_version: int, *, tag: int | None = None,
-                        policy_action: int | None = None) -> None:
-        """Append one decision; committed when this returns (outside :meth:`batch`).
-
-        The checks are those of :meth:`glmbandits.data.EventLog.record_decision`
-        (shadow decisions: ``policy_action`` given, ``propensity`` None);
-        a bad argument raises TypeError/ValueError naming it, and nothing is written.
-        """
-        owner = f"{type(self).__name__}.record_decision"
-        self._live(owner)
-        self._append(owner, check_decision(owner, decision_id, timestamp, contexts,
-                                           probabilities, action, propensity, model_version,
-                                           policy_action))
-
-    def record_reward(self, decision_id: str, timestamp: float, reward: float,
-                      status: str) -> None:
-        """Append one received reward with its status (one of :data:`REWARD_STATUSES`)."""
-        owner = f"{type(self).__name__}.record_reward"
-        self._live(owner)
-        self._append(owner, check_reward(owner, decision_id, timestamp, reward, status))
-
-    def record_expiry(self, decision_id: str, timestamp: float, outcome: str,
-                      reward: float | None) -> None:
-        """Append the closing of a decision by expiry (:data:`EXPIRY_OUTCOMES`)."""
-        owner = f"{type(self).__name__}.record_expiry"
-        self._live(owner)
-        self._append(owner, check_expiry(owner, decision_id, timestamp, outcome, reward))
-
     @contextmanager
     def batch(self) -> Iterator["PostgresEventLog"]:
         """Group the writes inside the ``with`` block into one transaction (one commit).
@@ -296,80 +255,3 @@ class PostgresEventLog:
                 if self._batch_depth == 0:
                     transaction, self._transaction = self._transaction, None
                     transaction.__exit__(None, None, None)  # commit what was written
-
-    # -- reading -------------------------------------------------------------------
-    def events(self, after: int = 0, limit: int | None = None, *,
-               kind: str | None = None) -> Iterator[Event]:
-        """The events with sequence number > ``after``, in sequence (= commit) order.
-
-        As :meth:`glmbandits.data.EventLog.events`: page by page, the records of
-        :mod:`.event_records`, ``kind`` keeps one kind.
-        """
-        owner = f"{type(self).__name__}.events"
-        after = check_count(after, owner, "after")
-        if limit is not None:
-            limit = check_count(limit, owner, "limit")
-            if limit < 0:
-                raise ValueError(f"{owner}: limit must be >= 0 or None, got {limit}")
-        if kind is not None and kind not in ("decision", "reward", "expiry"):
-            raise ValueError(f"{owner}: kind must be 'decision', 'reward', 'expiry' or None, "
-                             f"got {kind!r}")
-        self._live(owner)
-        where = "sequence > %s" + ("" if kind is None else " AND kind = %s")
-        remaining = math.inf if limit is None else limit
-        last = after
-        while remaining > 0:
-            page = int(min(_PAGE, remaining))
-            params: tuple[Any, ...] = (last,) if kind is None else (last, kind)
-            rows = self._read(owner, f"SELECT {_COLUMNS} FROM glmbandits_events WHERE {where} "
-                              "ORDER BY sequence LIMIT %s", (*params, page))
-            for row in rows:
-                yield decode(row)
-            if len(rows) < page:
-                return
-            last = rows[-1][0]
-            remaining -= len(rows)
-
-    def decisions(self, after: int = 0) -> Iterator[DecisionEvent]:
-        """The decision events, in sequence order."""
-        return self.events(after, kind="decision")  # type: ignore[return-value]
-
-    def rewards(self, after: int = 0) -> Iterator[RewardEvent]:
-        """The reward events (every status), in sequence order."""
-        return self.events(after, kind="reward")  # type: ignore[return-value]
-
-    def expiries(self, after: int = 0) -> Iterator[ExpiryEvent]:
-        """The expiry events, in sequence order."""
-        return self.events(after, kind="expiry")  # type: ignore[return-value]
-
-    def _scalar(self, owner: str, sql: str) -> Any:
-        return self._read(owner, sql)[0][0]
-
-    def __len__(self) -> int:
-        return int(self._scalar(f"{type(self).__name__}.__len__",
-                                "SELECT count(*) FROM glmbandits_events"))
-
-    @property
-    def last_sequence(self) -> int:
-        """The sequence number of the last committed event (0 for an empty log)."""
-        return int(self._scalar(f"{type(self).__name__}.last_sequence",
-                                "SELECT coalesce(max(sequence), 0) FROM glmbandits_events"))
-
-    def counts(self) -> dict[str, Any]:
-        """How many events of each kind, and by status (rewards) or outcome (expiries).
-
-        The same dict as :meth:`glmbandits.data.EventLog.counts`: totals over every
-        process that writes to the database.
-        """
-        owner = f"{type(self).__name__}.counts"
-        rows = self._read(owner, "SELECT kind, status, count(*) FROM glmbandits_events "
-                                 "GROUP BY kind, status")
-        result: dict[str, Any] = {"decision": 0,
-                                  "reward": dict.fromkeys(REWARD_STATUSES, 0),
-                                  "expiry": dict.fromkeys(EXPIRY_OUTCOMES, 0)}
-        for kind, status, n in rows:
-            if kind == "decision":
-                result["decision"] += int(n)
-            else:
-                result[kind][status] = int(n)
-        return result
