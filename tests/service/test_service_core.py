@@ -348,3 +348,48 @@ def test_a_failed_begin_or_a_rollback_leaves_the_store_writable(tmp_path):
     assert store.commit() == 1
     assert [event.decision_id for event in store.events()] == ["d2"]
     store.close()
+
+
+def test_last_seq_follows_commits_and_rollbacks_without_asking_the_file(tmp_path):
+    """SQLiteStore.last_seq is tracked from the INSERTs of committed transactions: a
+    rollback (or a failed COMMIT) leaves it at the last committed event, as MAX(seq) is."""
+    import contextlib
+    import sqlite3
+    import threading
+
+    from glmbandits.service.sqlite_store import SQLiteStore
+
+    path = str(tmp_path / "log.db")
+
+    def max_seq() -> int:
+        with contextlib.closing(sqlite3.connect(path)) as reader:
+            return int(reader.execute("SELECT MAX(seq) FROM events").fetchone()[0] or 0)
+
+    store = SQLiteStore(path)
+    assert store.last_seq() == 0 and store.commit() == 0
+    for i in range(3):
+        store.append(_decision(i))
+    assert store.commit() == store.last_seq() == max_seq() == 3
+    store.append(_decision(3))
+    store.append(_decision(4))
+    store.rollback()
+    assert store.last_seq() == max_seq() == 3
+    assert store.commit() == 3  # nothing open: the last committed seq
+    store.append(_decision(5))
+    store._db.execute("ROLLBACK")  # the COMMIT below fails: no transaction is active
+    with pytest.raises(sqlite3.OperationalError):
+        store.commit()
+    assert store.last_seq() == max_seq() == 3
+    store.append(_decision(6))
+    assert store.commit() == max_seq() == 4
+    seen: list[int] = []
+    reader = threading.Thread(target=lambda: seen.append(store.last_seq()))
+    reader.start()
+    reader.join()
+    assert seen == [4]
+    store.close()
+    reopened = SQLiteStore(path)
+    assert reopened.last_seq() == 4
+    reopened.append(_decision(7))
+    assert reopened.commit() == reopened.last_seq() == max_seq() == 5
+    reopened.close()

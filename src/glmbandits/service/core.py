@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import queue
 import threading
 import time
@@ -53,6 +54,34 @@ __all__ = ["DecisionService", "ServiceError", "Invalid", "NotFound", "Conflict",
            "Unavailable", "StoreMismatchError", "check_store_config"]
 
 _STOP = object()
+
+
+def _settle(replies: list) -> None:
+    """Set a batch's asyncio futures (on their loop); skip those cancelled meanwhile."""
+    for future, value, error in replies:
+        if future.done():
+            continue
+        if error is None:
+            future.set_result(value)
+        else:
+            future.set_exception(error)
+
+
+def _answer_all(results: list) -> None:
+    """Answer a batch's ``(future, value, error)`` in order: a concurrent future at once,
+    a coroutine's ``(loop, asyncio future)`` with one :func:`_settle` per batch and loop
+    (a batch wakes the event loop once, not once a request as ``wrap_future`` would)."""
+    replies: dict[asyncio.AbstractEventLoop, list] = {}
+    for future, value, error in results:
+        if isinstance(future, tuple):
+            replies.setdefault(future[0], []).append((future[1], value, error))
+        elif error is None:
+            future.set_result(value)
+        else:
+            future.set_exception(error)
+    for loop, items in replies.items():
+        with contextlib.suppress(RuntimeError):  # a loop closed meanwhile: nobody waits
+            loop.call_soon_threadsafe(_settle, items)
 
 
 def check_store_config(config: ServiceConfig, store: Store) -> None:
@@ -176,21 +205,29 @@ class DecisionService:
         """Reward (blocking until the reward is durable); see :meth:`reward_operation`."""
         return self.submit(self.reward_operation(decision_id, reward)).result()
 
+    def _submit_async(self, operation: Callable[[], Any]) -> asyncio.Future:
+        """:meth:`submit` for a coroutine: a future of the running loop (see _answer_all)."""
+        if not self.running:
+            raise Unavailable("the service is not running")
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
+        self._queue.put((operation, (loop, future)))
+        return future
+
     async def decide_async(self, contexts: Any, decision_id: str | None = None,
                            excluded: Any = None, default_action: int | None = None
                            ) -> dict[str, Any]:
         """:meth:`decide` for a coroutine (waits without blocking the event loop)."""
-        future = self.submit(self.decide_operation(contexts, decision_id, excluded,
-                                                   default_action))
-        return await asyncio.wrap_future(future)
+        return await self._submit_async(self.decide_operation(
+            contexts, decision_id, excluded, default_action))
 
     async def reward_async(self, decision_id: str, reward: float) -> dict[str, Any]:
         """:meth:`reward` for a coroutine."""
-        return await asyncio.wrap_future(self.submit(self.reward_operation(decision_id, reward)))
+        return await self._submit_async(self.reward_operation(decision_id, reward))
 
     async def call_async(self, operation: Callable[[], Any]) -> Any:
         """Run a read-only operation on the worker (a consistent view of the policy)."""
-        return await asyncio.wrap_future(self.submit(operation))
+        return await self._submit_async(operation)
 
     def decide_operation(self, contexts: Any, decision_id: str | None,
                          excluded: Any, default_action: int | None = None
@@ -371,9 +408,8 @@ class DecisionService:
             self._restore_after_failure()
             message = (f"the event log could not be written ({type(failed).__name__}: "
                        f"{failed}); nothing of this request was kept, retry it")
-            for future, _, _ in results:
-                if future is not None:
-                    future.set_exception(Unavailable(message))
+            _answer_all([(future, None, Unavailable(message))
+                         for future, _, _ in results if future is not None])
             return
         self._count(self._staged)
         self._staged.clear()
@@ -382,13 +418,7 @@ class DecisionService:
             with self._lock:
                 self._commits[0] += 1
                 self._commits[1] += requests
-        for future, value, error in results:
-            if future is None:
-                continue
-            if error is None:
-                future.set_result(value)
-            else:
-                future.set_exception(error)
+        _answer_all([result for result in results if result[0] is not None])
         if self.writes_snapshots and \
                 self.store.last_seq() - self.snapshot_seq >= self.config.snapshot_every:
             try:

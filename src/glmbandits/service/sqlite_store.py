@@ -134,6 +134,12 @@ class SQLiteStore:
         self._db.executescript(_SCHEMA)
         self._migrate()
         self._in_transaction = False
+        # the seq of the last event committed through this store (None until its first
+        # commit of events: :meth:`last_seq` asks the file) and of the last one appended in
+        # the open transaction (from the INSERT's rowid; dropped by a rollback), so a
+        # commit needs no ``SELECT MAX(seq)``: this store is the file's only writer
+        self._last_seq: int | None = None
+        self._appended_seq: int | None = None
         self._local = threading.local()
         # an append transaction is open (BEGIN to COMMIT/ROLLBACK) / the checkpointer is
         # catching up with the end of the WAL, or waits to: no transaction begins until
@@ -241,11 +247,12 @@ class SQLiteStore:
                 self._end_turn("_writing")
                 raise
             self._in_transaction = True
-        self._db.execute(_INSERT, event_row(event))
+        self._appended_seq = self._db.execute(_INSERT, event_row(event)).lastrowid
 
     def commit(self) -> int:
         if self._in_transaction:
             self._in_transaction = False
+            appended, self._appended_seq = self._appended_seq, None
             try:
                 self._db.execute("COMMIT")
                 self._commits += 1
@@ -254,6 +261,8 @@ class SQLiteStore:
                 raise
             finally:
                 self._end_turn("_writing")
+            if appended is not None:  # seqs only grow (AUTOINCREMENT), and the transaction
+                self._last_seq = appended  # (BEGIN IMMEDIATE) had the file to itself
         return self.last_seq()
 
     def _rollback_quietly(self) -> None:
@@ -265,12 +274,16 @@ class SQLiteStore:
     def rollback(self) -> None:
         if self._in_transaction:
             self._in_transaction = False
+            self._appended_seq = None
             try:
                 self._rollback_quietly()
             finally:
                 self._end_turn("_writing")
 
     def last_seq(self) -> int:
+        seq = self._last_seq
+        if seq is not None:  # known from this store's last commit of events
+            return seq
         row = self._db.execute("SELECT MAX(seq) FROM events").fetchone()
         return int(row[0] or 0)
 
