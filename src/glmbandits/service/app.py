@@ -7,6 +7,10 @@ of refusals is fixed: 401 (no or wrong key), 415 (a decide body neither JSON nor
 413 (body above ``max_body_bytes``), 422 (malformed, naming the field), then the core's
 404 (unknown decision id), 409 (a decision id reused) or 503 (the log could not be
 written). A refused request writes nothing.
+
+``POST /v1/decide`` and ``POST /v1/reward`` are served by
+:class:`~glmbandits.service.hot_routes.HotRoutes` in front of this Starlette app
+(plain ASGI: they carry the traffic); the other routes and the lifespan are here.
 """
 
 from __future__ import annotations
@@ -30,22 +34,13 @@ from ..dashboard import asset_folder
 from .core import DecisionService
 from .errors import Invalid, ServiceError
 from .evaluation import ShadowEvaluator
-from .media import decide_encoding, parse_decide_body
+from .hot_routes import HotRoutes, Unauthorized, error_body
 from .metrics import Metrics
 from .openapi import MAX_EVENTS_PAGE, openapi_document
-from .schemas import parse_reward
 
 __all__ = ["create_app"]
 
 _JSON = "application/json"
-
-
-class Unauthorized(ServiceError):
-    status = 401
-
-
-class TooLarge(ServiceError):
-    status = 413
 
 
 def _json(body: Any, status: int = 200) -> Response:
@@ -53,17 +48,13 @@ def _json(body: Any, status: int = 200) -> Response:
 
 
 def _error(error: ServiceError) -> Response:
-    names = {401: "unauthorized", 404: "not found", 409: "conflict", 413: "body too large",
-             415: "unsupported media type", 422: "invalid request", 503: "unavailable"}
-    body = {"error": names.get(error.status, "error"), "detail": error.message,
-            "field": error.field}
-    headers = {"WWW-Authenticate": "Bearer"} if error.status == 401 else None
-    return Response(msgspec.json.encode(body), status_code=error.status, media_type=_JSON,
-                    headers=headers)
+    status, body, extra = error_body(error)
+    return Response(body, status_code=status, media_type=_JSON,
+                    headers={name.decode(): value.decode() for name, value in extra} or None)
 
 
 def create_app(config: ServiceConfig, service: DecisionService, *,
-               environ: dict[str, str] | None = None) -> Starlette:
+               environ: dict[str, str] | None = None) -> HotRoutes:
     """The app serving ``service`` (already started); stopping the app stops the service.
 
     Parameters
@@ -78,27 +69,12 @@ def create_app(config: ServiceConfig, service: DecisionService, *,
     keys = KeyChecker(config.key_hashes(environ))
     metrics = Metrics()
     limit = config.max_body_bytes
-    n_features = config.policy.n_features
-    max_actions = config.decisions.max_actions
     schema = msgspec.json.encode(openapi_document(config))
     evaluator = ShadowEvaluator(service.store, config.policy.family, config.decisions.mode)
 
     def authorize(request: Request) -> None:
         if not keys.check(request.headers.get("authorization")):
             raise Unauthorized("a valid API key is needed: send 'Authorization: Bearer KEY'")
-
-    async def read_body(request: Request) -> bytes:
-        length = request.headers.get("content-length")
-        if length is not None and length.isdigit() and int(length) > limit:
-            raise TooLarge(f"the body has {length} bytes, above the limit max_body_bytes = "
-                           f"{limit}")
-        chunks, size = [], 0
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > limit:
-                raise TooLarge(f"the body has more than max_body_bytes = {limit} bytes")
-            chunks.append(chunk)
-        return b"".join(chunks)
 
     def endpoint(name: str, handler: Any, *, public: bool = False) -> Any:
         async def route(request: Request) -> Response:
@@ -113,17 +89,6 @@ def create_app(config: ServiceConfig, service: DecisionService, *,
             return response
 
         return route
-
-    async def decide(request: Request) -> Response:
-        encoding = decide_encoding(request.headers.get("content-type"))
-        parsed = parse_decide_body(encoding, await read_body(request),
-                                   request.query_params.multi_items(), n_features, max_actions)
-        return _json(await service.decide_async(parsed.contexts, parsed.decision_id,
-                                                parsed.excluded, parsed.default_action))
-
-    async def reward(request: Request) -> Response:
-        parsed = parse_reward(await read_body(request))
-        return _json(await service.reward_async(parsed.decision_id, parsed.reward))
 
     async def health(request: Request) -> Response:
         if not service.running:
@@ -173,8 +138,6 @@ def create_app(config: ServiceConfig, service: DecisionService, *,
         service.stop(snapshot=True)
 
     routes = [
-        Route("/v1/decide", endpoint("decide", decide), methods=["POST"]),
-        Route("/v1/reward", endpoint("reward", reward), methods=["POST"]),
         Route("/v1/health", endpoint("health", health, public=True), methods=["GET"]),
         Route("/v1/model", endpoint("model", model), methods=["GET"]),
         Route("/v1/events", endpoint("events", events), methods=["GET"]),
@@ -194,4 +157,6 @@ def create_app(config: ServiceConfig, service: DecisionService, *,
                     exception_handlers={HTTPException: http_error})
     app.state.service = service
     app.state.metrics = metrics
-    return app
+    return HotRoutes(app, service, keys=keys, metrics=metrics, max_body_bytes=limit,
+                     n_features=config.policy.n_features,
+                     max_actions=config.decisions.max_actions)
