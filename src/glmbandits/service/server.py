@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import gc
 import logging
 import signal
 import threading
@@ -105,6 +106,19 @@ def run_learner(config: ServiceConfig, *, db: str | None = None,
     return 0
 
 
+def _freeze_startup_objects() -> None:
+    """Move every object alive now (the imported modules, the restored policy: about
+    60,000 objects) out of the cyclic garbage collector's sight (:func:`gc.freeze`).
+
+    They live as long as the process, yet each full collection would walk them all,
+    holding the GIL for about 30 ms on the benchmark machine, long enough to show in
+    the p99.9 of decide latency; after the freeze a full collection walks only what
+    the requests left behind. Collected first, so that no garbage is frozen.
+    """
+    gc.collect()
+    gc.freeze()
+
+
 def run_server(config: ServiceConfig, *, host: str | None = None, port: int | None = None,
                db: str | None = None, log_level: str = "info", access_log: bool = False,
                role: str = "all") -> int:
@@ -126,6 +140,7 @@ def run_server(config: ServiceConfig, *, host: str | None = None, port: int | No
         app, host=host or config.host, port=config.port if port is None else port,
         log_level=log_level, access_log=access_log, lifespan="on",
         timeout_graceful_shutdown=30))
+    _freeze_startup_objects()
     try:
         server.run()
     except SystemExit as exit_:  # uvicorn exits this way when it cannot bind
