@@ -12,7 +12,8 @@ import pytest
 
 import glmbandits
 import policy_catalogue
-from glmbandits.policies.decisions import check_excluded, digest_matches
+from glmbandits.policies.decisions import check_excluded
+from glmbandits.policies.fingerprints import digest_matches
 from persistence_play import assert_same_policies, assert_same_runs, play, recipe
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "v1"

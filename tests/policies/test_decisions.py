@@ -798,7 +798,7 @@ def test_request_digest_is_tagged_sha256_and_legacy_digests_still_match_retries(
     import hashlib
 
     from glmbandits import LinUCB
-    from glmbandits.policies.decisions import digest_matches, request_digest
+    from glmbandits.policies.fingerprints import digest_matches, request_digest
 
     X = np.arange(12.0).reshape(4, 3) / 10
     digest = request_digest(X, None)
@@ -876,3 +876,4 @@ def test_reseed_gives_copies_their_own_draws():
     assert a.rng_.random() != b.rng_.random()
     assert pickle.loads(pickle.dumps(policy)).reseed(1).rng_.random() == \
         pickle.loads(pickle.dumps(policy)).reseed(1).rng_.random()
+

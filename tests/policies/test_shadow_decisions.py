@@ -15,7 +15,8 @@ import pytest
 import policy_catalogue
 from glmbandits import UCBGLM
 from glmbandits.policies.base import Policy
-from glmbandits.policies.decisions import PendingDecisions, request_digest
+from glmbandits.policies.decisions import PendingDecisions
+from glmbandits.policies.fingerprints import request_digest
 
 D, K = 3, 5
 POLICY_CLASSES, IDS = policy_catalogue.POLICY_CLASSES, policy_catalogue.POLICY_IDS

@@ -38,7 +38,8 @@ from ..estimation.checkpoint import checkpoint
 from .decisions import (DEFAULTED, DROPPED, DUPLICATE, HELD, LATE, LEARNED, Decision,
                         EventSink, PendingDecision, PendingDecisions, UnknownDecisionError,
                         _read_only, check_decision_id, check_default_action, check_excluded,
-                        check_timestamp, digest_matches, request_digest)
+                        check_timestamp)
+from .fingerprints import digest_matches, request_digest
 from .scores import ActionScores
 
 __all__ = ["DecisionAPI", "REWARDED"]

@@ -39,7 +39,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..policies.decisions import check_excluded, request_digest
+from ..policies.decisions import check_excluded
+from ..policies.fingerprints import request_digest
 from .config import ServiceConfig
 from .core import DecisionService
 from .errors import Conflict, Invalid, NotFound, decision_answer, field_of

@@ -41,11 +41,12 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..policies.decisions import UnknownDecisionError, check_excluded, digest_matches
+from ..policies.decisions import UnknownDecisionError, check_excluded
+from ..policies.fingerprints import digest_matches
 from .config import ServiceConfig
 from .errors import (Conflict, Invalid, NotFound, ServiceError, StoreMismatchError,
                      Unavailable, decision_answer, field_of)
-from .events import Event, LogSink
+from .events import Event, LogSink, total_keys
 from .replay import policy_from_snapshot, replay_events
 from .snapshot import encode_snapshot
 from .store import Store
@@ -255,8 +256,7 @@ class DecisionService:
                     if not digest_matches(entry.digest, X, candidates, default_action=default):
                         raise Conflict(f"decision_id {decision_id!r} is pending for another "
                                        "request (other contexts, excluded or default_action); "
-                                       "a retry must repeat the request exactly",
-                                       "decision_id")
+                                       "a retry must repeat the request exactly", "decision_id")
                     retry = True
                 elif decision_id in store.resolved:
                     raise Conflict(f"decision_id {decision_id!r} was already closed "
@@ -436,15 +436,5 @@ class DecisionService:
         with self._lock:
             totals = self._totals
             for event in events:
-                if event.kind == "decision":
-                    key = "decisions"
-                elif event.kind == "retry":
-                    key = "retries"
-                elif event.kind == "reward":
-                    totals["rewards"] = totals.get("rewards", 0) + 1
-                    key = f"rewards_{event.status}"
-                elif event.kind == "expiry":
-                    key = f"expiries_{event.status}"
-                else:
-                    continue
-                totals[key] = totals.get(key, 0) + 1
+                for key in total_keys(event.kind, event.status):
+                    totals[key] = totals.get(key, 0) + 1
