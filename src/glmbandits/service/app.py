@@ -34,7 +34,7 @@ from ..dashboard import asset_folder
 from .core import DecisionService
 from .errors import Invalid, ServiceError
 from .evaluation import ShadowEvaluator
-from .hot_routes import HotRoutes, Unauthorized, error_body
+from .hot_routes import HotRoutes, authorize, error_body
 from .metrics import Metrics
 from .openapi import MAX_EVENTS_PAGE, openapi_document
 
@@ -72,16 +72,12 @@ def create_app(config: ServiceConfig, service: DecisionService, *,
     schema = msgspec.json.encode(openapi_document(config))
     evaluator = ShadowEvaluator(service.store, config.policy.family, config.decisions.mode)
 
-    def authorize(request: Request) -> None:
-        if not keys.check(request.headers.get("authorization")):
-            raise Unauthorized("a valid API key is needed: send 'Authorization: Bearer KEY'")
-
     def endpoint(name: str, handler: Any, *, public: bool = False) -> Any:
         async def route(request: Request) -> Response:
             started = time.perf_counter()
             try:
                 if not public:
-                    authorize(request)
+                    authorize(keys, request.headers.get("authorization"))
                 response = await handler(request)
             except ServiceError as error:
                 response = _error(error)

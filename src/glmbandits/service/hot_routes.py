@@ -34,7 +34,7 @@ from .media import decide_encoding, parse_decide_body
 from .metrics import Metrics
 from .schemas import parse_reward
 
-__all__ = ["HotRoutes", "Unauthorized", "TooLarge", "error_body", "ERROR_NAMES"]
+__all__ = ["HotRoutes", "Unauthorized", "TooLarge", "authorize", "error_body", "ERROR_NAMES"]
 
 logger = logging.getLogger("glmbandits.service")
 
@@ -69,6 +69,12 @@ def error_body(error: ServiceError) -> tuple[int, bytes, list[tuple[bytes, bytes
                                 "detail": error.message, "field": error.field})
     extra = [(b"www-authenticate", b"Bearer")] if error.status == 401 else []
     return error.status, body, extra
+
+
+def authorize(keys: KeyChecker, authorization: str | None) -> None:
+    """Refuse (401) a request whose ``Authorization`` header carries no accepted key."""
+    if not keys.check(authorization):
+        raise Unauthorized("a valid API key is needed: send 'Authorization: Bearer KEY'")
 
 
 def _header(scope: Scope, name: bytes) -> str | None:
@@ -133,8 +139,7 @@ class HotRoutes:
             return
         started = time.perf_counter()
         try:
-            if not self.keys.check(_header(scope, b"authorization")):
-                raise Unauthorized("a valid API key is needed: send 'Authorization: Bearer KEY'")
+            authorize(self.keys, _header(scope, b"authorization"))
             answer = await handler(scope, receive)
         except ServiceError as error:
             status, body, extra = error_body(error)
