@@ -93,3 +93,83 @@ def recipe(cls: type, rounds: int = 20) -> Any:
         policy.decide(contexts, f"pending-{i}", excluded=[0] if i == 2 else None, now=100.0 + i)
     policy.reward("pending-1", 1.0, now=104.0)
     return policy
+
+
+#: The tolerance of comparisons with a computation that may have run on another machine:
+#: OpenBLAS picks other kernels on other processors (and under another ``OPENBLAS_CORETYPE``),
+#: which sum in another order, so a Gram inverse or a Newton step can differ in the last bits;
+#: 20 rounds of rank-one updates and refits at d = 3 amplify that by far less than 1e6.
+CROSS_MACHINE_RTOL = 1e-9
+CROSS_MACHINE_ATOL = 1e-12
+
+
+def assert_close_policies(first: Any, second: Any, rtol: float = CROSS_MACHINE_RTOL,
+                          atol: float = CROSS_MACHINE_ATOL) -> None:
+    """The same class and the same state up to a stated float tolerance.
+
+    Both policies are split by the model file's codec (:func:`glmbandits.persistence.codec.encode`)
+    into a tree and named arrays; the trees must have the same structure and equal
+    non-float leaves (ints, strings, generator states, flags), float leaves and float
+    arrays must agree within ``rtol``/``atol`` (NaN where NaN, infinities equal), other
+    arrays exactly. For states computed on two machines, where bit-for-bit equality is
+    not promised.
+    """
+    from glmbandits.persistence.codec import encode
+
+    assert type(first) is type(second)
+    tree_a, arrays_a = encode(first)
+    tree_b, arrays_b = encode(second)
+    _assert_close_nodes(tree_a, tree_b, arrays_a, arrays_b, "policy", rtol, atol)
+
+
+def _assert_close_values(a: np.ndarray, b: np.ndarray, where: str, rtol: float,
+                         atol: float) -> None:
+    assert a.dtype == b.dtype and a.shape == b.shape, (
+        f"{where}: {a.dtype}{a.shape} != {b.dtype}{b.shape}")
+    if np.issubdtype(a.dtype, np.inexact):
+        assert np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True), (
+            f"{where}: differs by up to {np.nanmax(np.abs(a - b)) if a.size else 0:.3g}")
+    else:
+        assert np.array_equal(a, b), f"{where}: differs"
+
+
+def _assert_close_nodes(a: Any, b: Any, arrays_a: dict, arrays_b: dict, where: str,
+                        rtol: float, atol: float) -> None:
+    if isinstance(a, float) and isinstance(b, float):
+        _assert_close_values(np.float64(a), np.float64(b), where, rtol, atol)
+        return
+    assert type(a) is type(b), f"{where}: {type(a).__name__} != {type(b).__name__}"
+    if isinstance(a, list):
+        assert len(a) == len(b), f"{where}: lengths {len(a)} != {len(b)}"
+        for i, (x, y) in enumerate(zip(a, b)):
+            _assert_close_nodes(x, y, arrays_a, arrays_b, f"{where}[{i}]", rtol, atol)
+        return
+    if not isinstance(a, dict):
+        assert a == b, f"{where}: {a!r} != {b!r}"
+        return
+    kind = a.get("$")
+    if kind in ("ndarray", "floats", "ints") and "array" in a:
+        assert kind == b.get("$"), f"{where}: {kind} != {b.get('$')}"
+        _assert_close_values(arrays_a[a["array"]], arrays_b[b["array"]], where, rtol, atol)
+        return
+    if kind == "scalar" and b.get("$") == "scalar" and a["dtype"] == b["dtype"]:
+        dtype = np.dtype(a["dtype"])
+        _assert_close_values(np.frombuffer(bytes.fromhex(a["hex"]), dtype),
+                             np.frombuffer(bytes.fromhex(b["hex"]), dtype), where, rtol, atol)
+        return
+    assert list(a) == list(b), f"{where}: keys {list(a)} != {list(b)}"
+    for key in a:
+        label = f"{where}.{key}" if kind != "dict" else where
+        _assert_close_nodes(a[key], b[key], arrays_a, arrays_b, label, rtol, atol)
+
+
+def assert_close_runs(first: list[tuple], second: list[tuple], rtol: float = CROSS_MACHINE_RTOL,
+                      atol: float = CROSS_MACHINE_ATOL) -> None:
+    """Two runs with the same actions, and scores, distributions and estimates within a
+    stated tolerance (for runs that may have been computed on two machines)."""
+    assert len(first) == len(second)
+    for t, (a, b) in enumerate(zip(first, second)):
+        assert a[0] == b[0], f"round {t}: actions {a[0]} != {b[0]}"
+        assert len(a) == len(b)
+        for i, (x, y) in enumerate(zip(a[1:], b[1:])):
+            _assert_close_values(x, y, f"round {t}: field {i + 1}", rtol, atol)

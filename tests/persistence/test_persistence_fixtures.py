@@ -1,4 +1,8 @@
-"""Files written by format version 1 still load, and equal the same recipe rebuilt now.
+"""Files written by format version 1 still load, and match the same recipe rebuilt now.
+
+The files were written on another machine, so "match" is within a stated tolerance
+(:data:`persistence_play.CROSS_MACHINE_RTOL`); bit-for-bit continuation is checked
+within this machine (a v1 file saved and loaded again continues exactly as it).
 
 The fixtures are made by ``make_fixtures.py`` (its docstring has the recipe).
 """
@@ -14,7 +18,8 @@ import glmbandits
 import policy_catalogue
 from glmbandits.policies.decisions import check_excluded
 from glmbandits.policies.fingerprints import digest_matches
-from persistence_play import assert_same_policies, assert_same_runs, play, recipe
+from persistence_play import (assert_close_policies, assert_close_runs, assert_same_policies,
+                              assert_same_runs, play, recipe)
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "v1"
 
@@ -24,14 +29,30 @@ def test_there_is_a_fixture_for_every_policy_class():
 
 
 @pytest.mark.parametrize("cls", policy_catalogue.POLICY_CLASSES, ids=policy_catalogue.POLICY_IDS)
-def test_a_v1_file_loads_and_equals_the_recipe_rebuilt_now(cls):
+def test_a_v1_file_loads_and_is_close_to_the_recipe_rebuilt_now(cls):
+    """The file was written on another machine: the recipe rebuilt here runs other
+    OpenBLAS kernels, so the two states agree within a stated tolerance, not bit for bit
+    (bit-for-bit continuation is promised within one machine and one numpy/BLAS build:
+    the next test). The same 20 further rounds pick the same actions."""
     loaded = cls.load(FIXTURES / f"{cls.__name__}.glmb")
     rebuilt = recipe(cls)
     adopt_current_digests(loaded, rebuilt)
-    assert_same_policies(loaded, rebuilt, exact_pickle=True)
-    assert_same_runs(play(loaded, 20, seed=101), play(rebuilt, 20, seed=101))
-    assert_same_policies(loaded, rebuilt, exact_pickle=True)
+    assert_close_policies(loaded, rebuilt)
+    assert_close_runs(play(loaded, 20, seed=101), play(rebuilt, 20, seed=101))
+    assert_close_policies(loaded, rebuilt)
     assert glmbandits.persistence.FORMAT_VERSION == 1
+
+
+@pytest.mark.parametrize("cls", policy_catalogue.POLICY_CLASSES, ids=policy_catalogue.POLICY_IDS)
+def test_a_v1_file_continues_bit_for_bit_after_a_save_and_load_here(cls, tmp_path):
+    """Within this machine, a v1 file saved again (today's writer) and loaded continues
+    exactly as the v1 file itself: same state byte for byte, same 20 further rounds."""
+    loaded = cls.load(FIXTURES / f"{cls.__name__}.glmb")
+    again = cls.load(glmbandits.save(cls.load(FIXTURES / f"{cls.__name__}.glmb"),
+                                     tmp_path / "again.glmb"))
+    assert_same_policies(loaded, again, exact_pickle=True)
+    assert_same_runs(play(loaded, 20, seed=101), play(again, 20, seed=101))
+    assert_same_policies(loaded, again, exact_pickle=True)
 
 
 def adopt_current_digests(loaded, rebuilt) -> None:
