@@ -90,7 +90,7 @@ class DashboardStub:
     def __exit__(self, *exc_info: Any) -> None:
         self._server.shutdown()
         self._server.server_close()
-        self._thread.join(timeout=10)
+        self._thread.join(timeout=60)
 
     # -- canned data ---------------------------------------------------------------
     def add_decisions(self, n: int, *, seed: int = 0, spread: float = 30.0, K: int = 5,

@@ -22,7 +22,7 @@ SRC = os.path.dirname(os.path.dirname(os.path.abspath(
 
 
 def _connect(url: str):
-    return psycopg.connect(url, autocommit=True, connect_timeout=10)
+    return psycopg.connect(url, autocommit=True, connect_timeout=60)
 
 
 class Waiter(threading.Thread):
@@ -56,7 +56,7 @@ def test_a_second_holder_times_out_then_gets_the_lock_once_the_first_releases(
                 with pytest.raises(TimeoutError, match="held by another session; gave up"):
                     with learner_lock(second, "release-test", timeout=0.3, poll_interval=0.05):
                         pass
-                assert 0.3 <= time.monotonic() - started < 5
+                assert 0.3 <= time.monotonic() - started < 60
             waiter = Waiter(postgres_url, "release-test")
             waiter.start()
             time.sleep(0.5)
@@ -64,11 +64,11 @@ def test_a_second_holder_times_out_then_gets_the_lock_once_the_first_releases(
             released_at = time.monotonic()
         assert not lock.held()
         waiter.join(timeout=0.1)
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 60
         while waiter.acquired_at is None and waiter.error is None and time.monotonic() < deadline:
             time.sleep(0.02)
         waiter.release.set()
-        waiter.join(timeout=10)
+        waiter.join(timeout=60)
     assert waiter.error is None
     assert waiter.acquired_at is not None and waiter.acquired_at >= released_at
 
@@ -83,13 +83,13 @@ def test_a_waiter_takes_over_when_the_holders_backend_is_terminated(postgres_url
         with _connect(postgres_url) as admin:
             admin.execute("SELECT pg_terminate_backend(%s)", (first.info.backend_pid,))
         killed_at = time.monotonic()
-        deadline = killed_at + 10
+        deadline = killed_at + 60
         while waiter.acquired_at is None and waiter.error is None and time.monotonic() < deadline:
             time.sleep(0.02)
         assert not lock.held()  # the dead session knows it lost the lock
     first.close()
     waiter.release.set()
-    waiter.join(timeout=10)
+    waiter.join(timeout=60)
     assert waiter.error is None and waiter.acquired_at is not None
 
 
@@ -114,22 +114,22 @@ def test_a_waiter_takes_over_when_the_holding_process_is_killed(postgres_url) ->
         time.sleep(0.5)
         assert waiter.acquired_at is None
         holder.send_signal(signal.SIGKILL)
-        holder.wait(timeout=10)
-        deadline = time.monotonic() + 15
+        holder.wait(timeout=60)
+        deadline = time.monotonic() + 60
         while waiter.acquired_at is None and waiter.error is None and time.monotonic() < deadline:
             time.sleep(0.02)
         waiter.release.set()
-        waiter.join(timeout=10)
+        waiter.join(timeout=60)
         assert waiter.error is None and waiter.acquired_at is not None
     finally:
         if holder.poll() is None:
             holder.kill()
-            holder.wait(timeout=10)
+            holder.wait(timeout=60)
         holder.stdout.close()
 
 
 def test_learner_lock_checks_its_arguments(postgres_url) -> None:
-    with psycopg.connect(postgres_url, connect_timeout=10) as conn:  # not autocommit
+    with psycopg.connect(postgres_url, connect_timeout=60) as conn:  # not autocommit
         with pytest.raises(ValueError, match="autocommit mode"):
             with learner_lock(conn):
                 pass

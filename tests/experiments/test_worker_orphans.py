@@ -80,13 +80,13 @@ def test_workers_exit_when_the_parent_is_killed(tmp_path, with_config):
         assert _wait_for(lambda: len(_children(parent.pid)) >= 2, 60), "no workers started"
         workers = _children(parent.pid)
         os.kill(parent.pid, signal.SIGKILL)
-        parent.wait(timeout=10)
+        parent.wait(timeout=60)
         assert _wait_for(lambda: not any(_alive(pid) for pid in workers), 10), \
             f"orphaned workers still running: {[p for p in workers if _alive(p)]}"
     finally:
         if parent.poll() is None:
             parent.kill()
-            parent.wait(timeout=10)
+            parent.wait(timeout=60)
         for pid in workers:  # clean up whatever the fix did not
             if _alive(pid):
                 try:
@@ -121,12 +121,12 @@ def test_the_portable_fallback_alone_ends_an_orphan(tmp_path):
         child = int(line)
         assert _alive(child)
         os.kill(middle.pid, signal.SIGKILL)
-        middle.wait(timeout=10)
+        middle.wait(timeout=60)
         assert _wait_for(lambda: not _alive(child), 10), "the orphan kept running"
     finally:
         if middle.poll() is None:
             middle.kill()
-            middle.wait(timeout=10)
+            middle.wait(timeout=60)
         middle.stdout.close()
         if child is not None and _alive(child):
             os.kill(child, signal.SIGKILL)

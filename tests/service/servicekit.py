@@ -126,7 +126,7 @@ class Client(threading.Thread):
 
     def run(self) -> None:
         rng = np.random.default_rng(self.index)
-        with httpx.Client(base_url=self.url, headers=HEADERS, timeout=20.0) as client:
+        with httpx.Client(base_url=self.url, headers=HEADERS, timeout=60.0) as client:
             for t in range(self.rounds):
                 if self.stop.is_set():
                     return

@@ -31,7 +31,7 @@ def start(tmp_path: Path, clock=None, **config_kw) -> DecisionService:
     return DecisionService(config, store, clock=clock or time.time).start()
 
 
-def wait_until(condition, timeout: float = 10.0) -> None:
+def wait_until(condition, timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         assert time.monotonic() < deadline, "condition not reached in time"
@@ -153,7 +153,7 @@ def test_stop_answers_the_queue_and_snapshots(tmp_path):
     X = unit_rows(np.random.default_rng(0), 3, 3)
     futures = [service.submit(service.decide_operation(X, f"q{i}", None)) for i in range(50)]
     service.stop()
-    assert all(f.result(timeout=10)["decision_id"] == f"q{i}" for i, f in enumerate(futures))
+    assert all(f.result(timeout=60)["decision_id"] == f"q{i}" for i, f in enumerate(futures))
     store = open_store(f"sqlite:///{tmp_path / 'log.db'}")
     assert store.latest_snapshot()[0] == store.last_seq() == 50
     store.close()

@@ -75,7 +75,7 @@ def assert_learner_equals_rebuild(config_path, store: PostgresStore, version) ->
                       rebuild_learner_from_log(load_config(config_path), store))
 
 
-def wait_for_model_version(api: ServerProcess, expected: int, timeout: float = 10.0) -> dict:
+def wait_for_model_version(api: ServerProcess, expected: int, timeout: float = 60.0) -> dict:
     deadline = time.monotonic() + timeout
     while True:
         model = api.client.get("/v1/model").json()
@@ -185,13 +185,13 @@ def test_a_second_learner_waits_and_takes_over_and_expires_by_the_log(tmp_path, 
         time.sleep(0.5)
         assert LEARNER_HOLDS not in second.output()  # it still waits
         first.kill()  # kill -9: the server drops its session, and the lock with it
-        second.wait_for(LEARNER_HOLDS, timeout=15)
+        second.wait_for(LEARNER_HOLDS, timeout=60)
         # a decision without a reward: the new learner's sweep appends an expire event
         assert api.client.post("/v1/decide", json={
             "decision_id": "forgotten", "contexts": unit_rows(rng, 4, 3).tolist()}
         ).status_code == 200
         late = None
-        deadline = time.monotonic() + 15
+        deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             model = api.client.get("/v1/model").json()
             if model["counts"].get("expired_dropped") == 1:

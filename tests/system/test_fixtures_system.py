@@ -18,7 +18,7 @@ def test_postgres_listens_on_loopback_with_fsync_and_its_socket_in_the_temp_fold
     psycopg = pytest.importorskip("psycopg")
     assert postgres_url.startswith(f"postgresql://{postgres_server.user}@127.0.0.1:"
                                    f"{postgres_server.port}/")
-    with psycopg.connect(postgres_url, connect_timeout=10) as conn:
+    with psycopg.connect(postgres_url, connect_timeout=60) as conn:
         settings = dict(conn.execute(
             "SELECT name, setting FROM pg_settings WHERE name IN "
             "('listen_addresses', 'fsync', 'unix_socket_directories', 'port')").fetchall())
@@ -33,7 +33,7 @@ def test_postgres_listens_on_loopback_with_fsync_and_its_socket_in_the_temp_fold
 def test_committed_rows_survive_a_restart_and_a_kill(postgres_server: PostgresServer,
                                                      postgres_url: str, how: str) -> None:
     psycopg = pytest.importorskip("psycopg")
-    conn = psycopg.connect(postgres_url, connect_timeout=10)
+    conn = psycopg.connect(postgres_url, connect_timeout=60)
     try:
         conn.execute("CREATE TABLE kept (id bigserial PRIMARY KEY, note text NOT NULL)")
         conn.execute("INSERT INTO kept (note) VALUES ('committed')")
@@ -49,7 +49,7 @@ def test_committed_rows_survive_a_restart_and_a_kill(postgres_server: PostgresSe
             conn.execute("SELECT 1")
     finally:
         conn.close()
-    with psycopg.connect(postgres_url, connect_timeout=10) as conn:
+    with psycopg.connect(postgres_url, connect_timeout=60) as conn:
         assert conn.execute("SELECT note FROM kept ORDER BY id").fetchall() == [("committed",)]
 
 
@@ -64,7 +64,7 @@ def test_postgres_url_gives_every_test_its_own_schema(postgres_server: PostgresS
     postgres_server.drop_schema(other)
     database = postgres_server.create_database()
     assert database.startswith(postgres_server.url_for("test_"))
-    with psycopg.connect(database, connect_timeout=10) as conn:
+    with psycopg.connect(database, connect_timeout=60) as conn:
         assert conn.execute("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'"
                             ).fetchone() == (0,)
 
@@ -92,7 +92,7 @@ def loopback_site(tmp_path: Path) -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
-        thread.join(timeout=10)
+        thread.join(timeout=60)
 
 
 def test_chromium_runs_the_page_script_from_a_loopback_server(chromium_driver,
