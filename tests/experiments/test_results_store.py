@@ -80,3 +80,22 @@ def test_summary_is_mean_and_sd_per_cell_in_every_format():
     assert json.loads(format_summary(rows, "json"))[0]["n_failed"] == 1
     with pytest.raises(ValueError, match="fmt must be one of"):
         format_summary(rows, "xml")
+
+
+def test_a_new_store_is_made_where_hard_links_are_not_supported(tmp_path, monkeypatch):
+    import errno
+    import os
+
+    import glmbandits.experiments.store as store_module
+
+    def no_links(source, target):
+        raise OSError(errno.EPERM, "hard links not supported", str(target))
+
+    monkeypatch.setattr(store_module.os, "link", no_links)
+    path = tmp_path / "fallback.sqlite"
+    with ResultStore(path) as store:
+        store.add_run(make_run(0, 2.0))
+    with ResultStore(path) as store:
+        assert [run.final_regret for run in store.runs()] == [2.0]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fallback.sqlite"]
+    assert os.path.getsize(path) > 0

@@ -201,7 +201,11 @@ def _run_config(args: argparse.Namespace) -> int:
     for run in report.failed:
         print(f"FAILED {run.label} [{run.environment}] replicate {run.replicate}: {run.error}",
               file=sys.stderr)
-    runs = report.runs()
+    try:
+        runs = report.runs()
+    except StoreError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     print(format_summary(summarise(runs)))
     if plot:
         from ..experiments.plots import plot_store

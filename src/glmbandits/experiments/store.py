@@ -16,7 +16,9 @@ import json
 import os
 import platform
 import sqlite3
+import tempfile
 import time
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence
@@ -72,7 +74,63 @@ _SQLITE_HEADER = b"SQLite format 3\x00"
 
 
 class StoreError(ValueError):
-    """A path given as a results store is not one (empty, corrupt or another program's file)."""
+    """A path given as a results store is not one (empty, corrupt or another program's file),
+    or a store that cannot be read or written (a damaged page, a lock held too long)."""
+
+
+#: SQLite's primary result codes that mean the file itself is damaged (SQLITE_CORRUPT,
+#: SQLITE_NOTADB); https://www.sqlite.org/rescode.html
+_DAMAGE_CODES = frozenset({11, 26})
+
+
+def _damaged(owner: str, reason: object) -> StoreError:
+    return StoreError(f"{owner}: the results store is damaged ({reason}); move it aside (or "
+                      "restore a backup) and run again: a new store is then created at this path")
+
+
+def _store_error(owner: str, error: sqlite3.Error) -> StoreError:
+    """The StoreError a SQLite error on a results store becomes: damage, or another failure."""
+    code = getattr(error, "sqlite_errorcode", None)  # Python >= 3.11
+    if code in _DAMAGE_CODES or (code is None and type(error) is sqlite3.DatabaseError):
+        return _damaged(owner, error)
+    if isinstance(error, sqlite3.OperationalError) and code is None:
+        # raised by Python's sqlite3 module itself, e.g. a text value that is not UTF-8
+        return _damaged(owner, str(error)[:120])
+    return StoreError(f"{owner}: could not use the results store ({error})")
+
+
+def _create_atomically(path: Path) -> None:
+    """Make a new, empty results store appear at ``path`` in one step, unless a file is there.
+
+    The schema is written into a temporary file beside ``path``, which is then hard-linked
+    to ``path`` (``os.link`` fails when ``path`` exists). So a peer process never sees an
+    empty or half-made store at ``path``: the path is absent, or it is a whole store. When
+    several processes create one store at once, one link wins and the others open its file.
+    On a file system without hard links, the schema is written at ``path`` in one
+    transaction instead.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".new",
+                                         dir=path.parent)
+    os.close(handle)
+    try:
+        connection = sqlite3.connect(temporary)
+        try:
+            connection.executescript(f"BEGIN;{_SCHEMA}COMMIT;")
+        finally:
+            connection.close()
+        try:
+            os.link(temporary, path)
+        except FileExistsError:
+            pass  # a peer created it first: open theirs
+        except (OSError, NotImplementedError):  # no hard links here
+            connection = sqlite3.connect(str(path), timeout=30.0, isolation_level=None)
+            try:
+                connection.executescript(f"BEGIN IMMEDIATE;{_SCHEMA}COMMIT;")
+            finally:
+                connection.close()
+    finally:
+        Path(temporary).unlink(missing_ok=True)
 
 
 def _connect_existing(path: Path) -> sqlite3.Connection:
@@ -107,6 +165,14 @@ def _connect_existing(path: Path) -> sqlite3.Connection:
         found = ", ".join(sorted(names)) or "no tables"
         raise StoreError(f"{owner}: path must be a glmbandits results store (tables "
                          f"experiments and runs), got a SQLite database with {found}")
+    try:  # a damaged page is refused here, before a run computes anything it cannot store
+        problems = [row[0] for row in connection.execute("PRAGMA quick_check")]
+    except sqlite3.Error as error:
+        connection.close()
+        raise _store_error(owner, error) from None
+    if problems != ["ok"]:
+        connection.close()
+        raise _damaged(owner, problems[0].replace("\n", " ")[:120])
     return connection
 
 
@@ -168,9 +234,11 @@ def _dumps(value: Any) -> str:
 class ResultStore:
     """A SQLite results store (created on first use).
 
-    A path that does not exist yet becomes a new store. An existing file must be
-    a results store: an empty, corrupt or foreign file (another program's
-    SQLite database) raises :class:`StoreError` and is left untouched.
+    A path that does not exist yet becomes a new store; it appears there whole,
+    in one step, so several processes may create one store at once. An existing
+    file must be a results store: an empty, corrupt or foreign file (another
+    program's SQLite database), or a store with a damaged page, raises
+    :class:`StoreError` and is left untouched.
 
     Examples
     --------
@@ -188,13 +256,24 @@ class ResultStore:
 
     def __init__(self, path: str | os.PathLike) -> None:
         self.path = str(path)
-        if self.path != ":memory:" and Path(self.path).exists():
-            self._connection = _connect_existing(Path(self.path))
+        if self.path == ":memory:":
+            self._connection = sqlite3.connect(self.path)
+            self._connection.executescript(_SCHEMA)
             return
-        if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        self._connection = sqlite3.connect(self.path, timeout=30.0)
-        self._connection.executescript(_SCHEMA)
+        if not Path(self.path).exists():
+            _create_atomically(Path(self.path))
+        self._connection = _connect_existing(Path(self.path))
+
+    @contextmanager
+    def _using(self):
+        """Turn a SQLite error, or a stored value that no longer decodes, into StoreError."""
+        owner = f"ResultStore({self.path!r})"
+        try:
+            yield
+        except sqlite3.Error as error:
+            raise _store_error(owner, error) from None
+        except (json.JSONDecodeError, UnicodeDecodeError) as error:
+            raise _damaged(owner, f"a stored value does not decode: {error}") from None
 
     def close(self) -> None:
         self._connection.close()
@@ -211,7 +290,7 @@ class ResultStore:
         """Record (or update) an experiment's resolved config and package versions."""
         now = time.time()
         versions = package_versions() if versions is None else versions
-        with self._connection:
+        with self._using(), self._connection:
             self._connection.execute(
                 "INSERT INTO experiments VALUES (?, ?, ?, ?, ?) ON CONFLICT(name) DO UPDATE "
                 "SET config = excluded.config, versions = excluded.versions, "
@@ -221,7 +300,7 @@ class ResultStore:
     def add_run(self, run: StoredRun) -> None:
         """Insert one run, replacing an earlier row of the same cell and replicate."""
         as_list = (lambda a: None if a is None else json.dumps(np.asarray(a).tolist()))
-        with self._connection:
+        with self._using(), self._connection:
             self._connection.execute(
                 "INSERT OR REPLACE INTO runs VALUES "
                 "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -233,18 +312,21 @@ class ResultStore:
     # -- reading ------------------------------------------------------------------
     def experiments(self) -> list[dict[str, Any]]:
         """Every experiment: name, config, versions, created and updated times."""
-        rows = self._connection.execute(
-            "SELECT name, config, versions, created, updated FROM experiments ORDER BY created")
-        return [{"name": name, "config": json.loads(config), "versions": json.loads(versions),
-                 "created": created, "updated": updated}
-                for name, config, versions, created, updated in rows]
+        with self._using():
+            rows = self._connection.execute(
+                "SELECT name, config, versions, created, updated FROM experiments "
+                "ORDER BY created")
+            return [{"name": name, "config": json.loads(config), "versions": json.loads(versions),
+                     "created": created, "updated": updated}
+                    for name, config, versions, created, updated in rows]
 
     def finished(self, experiment: str) -> set[tuple[str, int]]:
         """(cell key, replicate) of the successful runs of ``experiment``."""
-        rows = self._connection.execute(
-            "SELECT cell_key, replicate FROM runs WHERE experiment = ? AND status = 'ok'",
-            (experiment,))
-        return {(key, int(replicate)) for key, replicate in rows}
+        with self._using():
+            rows = self._connection.execute(
+                "SELECT cell_key, replicate FROM runs WHERE experiment = ? AND status = 'ok'",
+                (experiment,))
+            return {(key, int(replicate)) for key, replicate in rows}
 
     def finished_seeds(self, experiment: str) -> dict[tuple[str, int], Any]:
         """(cell key, replicate) -> seed record of the successful runs of ``experiment``.
@@ -253,10 +335,11 @@ class ResultStore:
         cell definition), replicate and seeds (master entropy and spawn keys)
         all equal those of the run that would be made.
         """
-        rows = self._connection.execute(
-            "SELECT cell_key, replicate, seed FROM runs WHERE experiment = ? AND status = 'ok'",
-            (experiment,))
-        return {(key, int(replicate)): json.loads(seed) for key, replicate, seed in rows}
+        with self._using():
+            rows = self._connection.execute(
+                "SELECT cell_key, replicate, seed FROM runs WHERE experiment = ? "
+                "AND status = 'ok'", (experiment,))
+            return {(key, int(replicate)): json.loads(seed) for key, replicate, seed in rows}
 
     def current_runs(self, experiment: str | None = None) -> tuple[list[StoredRun], int]:
         """The runs that belong to each experiment's last recorded config, and how many do not.
@@ -294,15 +377,17 @@ class ResultStore:
             query += " WHERE " + " AND ".join(clauses)
         query += " ORDER BY rowid"
         out = []
-        for row in self._connection.execute(query, args):
-            (experiment_, key, replicate, label, policy, params, environment, horizon, seed,
-             status_, final, seconds, rounds, curve, error, attempts, finished) = row
-            out.append(StoredRun(
-                experiment_, key, int(replicate), label, policy, json.loads(params),
-                json.loads(environment), int(horizon), json.loads(seed), status_, final, seconds,
-                None if rounds is None else np.asarray(json.loads(rounds), dtype=np.int64),
-                None if curve is None else np.asarray(json.loads(curve), dtype=np.float64),
-                error, int(attempts), finished))
+        with self._using():
+            for row in self._connection.execute(query, args):
+                (experiment_, key, replicate, label, policy, params, environment, horizon, seed,
+                 status_, final, seconds, rounds, curve, error, attempts, finished) = row
+                out.append(StoredRun(
+                    experiment_, key, int(replicate), label, policy, json.loads(params),
+                    json.loads(environment), int(horizon), json.loads(seed), status_, final,
+                    seconds,
+                    None if rounds is None else np.asarray(json.loads(rounds), dtype=np.int64),
+                    None if curve is None else np.asarray(json.loads(curve), dtype=np.float64),
+                    error, int(attempts), finished))
         return out
 
 
