@@ -7,6 +7,7 @@ Kept apart from the log itself so that the join and the Parquet export
 from __future__ import annotations
 
 import numbers
+import re
 from dataclasses import dataclass
 from typing import Any, Union
 
@@ -15,7 +16,8 @@ import numpy as np
 from .._validation import check_real, format_value
 
 __all__ = ["DecisionEvent", "RewardEvent", "ExpiryEvent", "Event", "SCHEMA_VERSION",
-           "APPLICATION_ID", "REWARD_STATUSES", "EXPIRY_OUTCOMES", "check_id",
+           "APPLICATION_ID", "REWARD_STATUSES", "EXPIRY_OUTCOMES", "MAX_ID_LENGTH",
+           "DECISION_ID_RULE", "check_decision_id",
            "check_timestamp", "check_count", "check_decision", "check_reward", "check_expiry",
            "decode"]
 
@@ -28,7 +30,16 @@ APPLICATION_ID = 0x474C4D42
 REWARD_STATUSES = ("learned", "held", "duplicate", "late")
 #: Outcomes of an expiry event (as counted by ``Policy.expire``).
 EXPIRY_OUTCOMES = ("dropped", "default", "learned")
+#: The longest decision id, in characters (code points; at most 1,024 bytes of UTF-8).
 MAX_ID_LENGTH = 256
+#: The legal decision ids, in words (quoted by every refusal).
+DECISION_ID_RULE = (f"1 to {MAX_ID_LENGTH} characters, none of them a control character "
+                    "(U+0000-U+001F, U+007F-U+009F) or a surrogate (U+D800-U+DFFF)")
+#: The characters an id may not hold: controls (a NUL is dropped from the end of a NumPy
+#: unicode array, so a saved, pickled or copied policy would merge "a" and "a\x00", and
+#: PostgreSQL text cannot hold one) and surrogates (not Unicode scalar values: no UTF-8,
+#: JSON body, database or model file can hold a lone one).
+_ID_FORBIDDEN = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 
 @dataclass(frozen=True, eq=False)
 class DecisionEvent:
@@ -86,13 +97,64 @@ Event = Union[DecisionEvent, RewardEvent, ExpiryEvent]
 
 # -- input checks (they mirror the policy's, so the log never holds what a policy could not
 # -- have written; they run before anything is written) ----------------------------------
-def check_id(value: Any, owner: str) -> str:
-    if not isinstance(value, str):
-        raise TypeError(f"{owner}: decision_id must be a str, got {type(value).__name__}")
+def check_decision_id(value: Any, owner: str) -> str:
+    r"""A decision id, checked: the one rule of every door (policies, event logs, service).
+
+    A legal id is a ``str`` of 1 to :data:`MAX_ID_LENGTH` characters with no control
+    character (U+0000-U+001F, U+007F-U+009F) and no surrogate (U+D800-U+DFFF). Every
+    legal id round-trips exactly through a model file, pickle, deepcopy, the SQLite and
+    PostgreSQL event logs and the Parquet export. A ``str`` subclass (e.g. ``np.str_``)
+    is returned as a plain ``str``.
+
+    Parameters
+    ----------
+    value : Any
+        The id to check.
+    owner : str
+        The caller, e.g. ``"UCBGLM.reward"``, for the message.
+
+    Returns
+    -------
+    str
+        ``value`` as a plain ``str``.
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not a ``str``.
+    ValueError
+        If it is empty, too long, or holds a refused character (named with its code
+        point and position).
+
+    Examples
+    --------
+    >>> check_decision_id("req-1 caf\u00e9", "f")
+    'req-1 café'
+    >>> check_decision_id("a\x00", "f")
+    Traceback (most recent call last):
+    ...
+    ValueError: f: decision_id must be 1 to 256 characters, none of them a control character (U+0000-U+001F, U+007F-U+009F) or a surrogate (U+D800-U+DFFF); got 'a\x00', which holds U+0000 at index 1
+    """
+    if type(value) is not str:
+        if not isinstance(value, str):
+            raise TypeError(f"{owner}: decision_id must be a str, got {type(value).__name__} "
+                            f"{_shown(value)}")
+        value = str.__str__(value)
     if not 0 < len(value) <= MAX_ID_LENGTH:
-        raise ValueError(f"{owner}: decision_id must have 1 to {MAX_ID_LENGTH} characters, "
-                         f"got {len(value)}")
+        raise ValueError(f"{owner}: decision_id must be {DECISION_ID_RULE}; got "
+                         f"{len(value)} characters")
+    bad = _ID_FORBIDDEN.search(value)
+    if bad is not None:
+        raise ValueError(f"{owner}: decision_id must be {DECISION_ID_RULE}; got "
+                         f"{_shown(value)}, which holds U+{ord(bad.group()):04X} at index "
+                         f"{bad.start()}")
     return value
+
+
+def _shown(value: Any) -> str:
+    """A short repr for a message (an id may be long)."""
+    text = repr(value)
+    return text if len(text) <= 80 else f"{text[:77]}..."
 
 
 def check_timestamp(value: Any, owner: str) -> float:
@@ -119,7 +181,7 @@ def check_decision(owner: str, decision_id: Any, timestamp: Any, contexts: Any,
     """The checked row values of a decision. A live decision has ``propensity`` =
     ``probabilities[action]``; a shadow decision has ``policy_action`` (a row with
     positive probability) and ``propensity`` None."""
-    decision_id = check_id(decision_id, owner)
+    decision_id = check_decision_id(decision_id, owner)
     timestamp = check_timestamp(timestamp, owner)
     X = float_array(contexts, owner, "contexts")
     if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
@@ -182,7 +244,7 @@ def decode(row: tuple[Any, ...]) -> Event:
 def check_reward(owner: str, decision_id: Any, timestamp: Any, reward: Any,
                  status: Any) -> tuple[Any, ...]:
     """The checked row values of a reward event (status one of :data:`REWARD_STATUSES`)."""
-    decision_id = check_id(decision_id, owner)
+    decision_id = check_decision_id(decision_id, owner)
     timestamp = check_timestamp(timestamp, owner)
     reward = check_real(reward, owner, "reward")
     if status not in REWARD_STATUSES:
@@ -196,7 +258,7 @@ def check_expiry(owner: str, decision_id: Any, timestamp: Any, outcome: Any,
                  reward: Any) -> tuple[Any, ...]:
     """The checked row values of an expiry event (outcome one of :data:`EXPIRY_OUTCOMES`;
     ``reward`` None exactly when the outcome is ``"dropped"``)."""
-    decision_id = check_id(decision_id, owner)
+    decision_id = check_decision_id(decision_id, owner)
     timestamp = check_timestamp(timestamp, owner)
     if outcome not in EXPIRY_OUTCOMES:
         raise ValueError(f"{owner}: outcome must be one of {list(EXPIRY_OUTCOMES)}, "

@@ -35,10 +35,10 @@ import numpy as np
 
 from .._validation import check_contexts, check_real, format_value
 from ..estimation.checkpoint import checkpoint
+from ..data.event_records import check_decision_id
 from .decisions import (DEFAULTED, DROPPED, DUPLICATE, HELD, LATE, LEARNED, Decision,
                         EventSink, PendingDecision, PendingDecisions, UnknownDecisionError,
-                        _read_only, check_decision_id, check_default_action, check_excluded,
-                        check_timestamp)
+                        _read_only, check_default_action, check_excluded, check_timestamp)
 from .fingerprints import digest_matches, request_digest
 from .scores import ActionScores
 
@@ -101,10 +101,11 @@ class DecisionAPI:
 
     def pending_decision(self, decision_id: str) -> Decision:
         """The pending :class:`Decision` with this id (:class:`UnknownDecisionError` if none)."""
-        entry = self.decisions_.pending.get(decision_id)
+        owner = f"{type(self).__name__}.pending_decision"
+        entry = self.decisions_.pending.get(check_decision_id(decision_id, owner))
         if entry is None:
-            raise UnknownDecisionError(f"{type(self).__name__}.pending_decision: no pending "
-                                       f"decision has decision_id {decision_id!r}")
+            raise UnknownDecisionError(f"{owner}: no pending decision has decision_id "
+                                       f"{decision_id!r}")
         return entry.decision
 
     # -- decide -----------------------------------------------------------------
@@ -126,7 +127,9 @@ class DecisionAPI:
         contexts : array-like of shape (K, d)
             One feature vector per action.
         decision_id : str, optional
-            The id rewards will name (1–256 characters); a new UUID4 when omitted.
+            The id rewards will name (1–256 characters, no control characters or
+            surrogates: :func:`glmbandits.data.event_records.check_decision_id`); a new
+            UUID4 when omitted.
             Deciding again with an id that is still pending and the same request
             returns the same :class:`Decision` and draws no randomness (a safe
             client retry); with other contexts or exclusions it is refused.

@@ -48,6 +48,7 @@ from typing import Any, Iterator, Protocol
 import numpy as np
 
 from .._validation import check_int, check_real, format_value
+from ..data.event_records import MAX_ID_LENGTH, check_decision_id
 from .scores import ActionScores
 
 __all__ = ["Decision", "PendingDecision", "PendingDecisions", "EventSink",
@@ -64,7 +65,6 @@ DROPPED, DEFAULTED = "dropped", "default"
 EXPIRY_OUTCOMES = (DROPPED, DEFAULTED, LEARNED)
 
 _DUPLICATE_MODES = ("ignore", "sum")
-_MAX_ID_LENGTH = 256
 
 
 class UnknownDecisionError(KeyError):
@@ -263,7 +263,7 @@ class PendingDecisions:
             "options": self.options(),
             "counts": dict(self.counts),
             "family": family,
-            "ids": np.array([d.decision_id for d in decisions], dtype=f"<U{_MAX_ID_LENGTH}")
+            "ids": np.array([d.decision_id for d in decisions], dtype=f"<U{MAX_ID_LENGTH}")
             if decisions else np.zeros(0, dtype="<U1"),
             "actions": np.array([d.action for d in decisions], dtype=np.int64),
             # shadow decisions: propensity None is stored as NaN, policy_action None as -1
@@ -350,17 +350,6 @@ def check_default_action(value: Any, n_actions: int, candidates: np.ndarray | No
 def _read_only(array: np.ndarray) -> np.ndarray:
     array.flags.writeable = False
     return array
-
-
-def check_decision_id(value: Any, owner: str) -> str:
-    """A decision id: a non-empty ``str`` of at most 256 characters."""
-    if not isinstance(value, str):
-        raise TypeError(f"{owner}: decision_id must be a str, got {type(value).__name__} "
-                        f"{value!r}")
-    if not 0 < len(value) <= _MAX_ID_LENGTH:
-        raise ValueError(f"{owner}: decision_id must have 1 to {_MAX_ID_LENGTH} characters, "
-                         f"got {len(value)}")
-    return value
 
 
 def check_timestamp(value: Any, owner: str) -> float:

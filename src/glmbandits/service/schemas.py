@@ -20,13 +20,15 @@ from typing import Annotated, Any, Optional
 import msgspec
 import numpy as np
 
+from ..data.event_records import MAX_ID_LENGTH
+from ..data.event_records import check_decision_id as check_id
 from .errors import Invalid
 
 __all__ = ["DecideRequest", "RewardRequest", "DecideResponse", "RewardResponse",
            "ErrorResponse", "ModelResponse", "HealthResponse", "parse_decide", "parse_reward",
            "check_decision_id", "check_excluded_rows"]
 
-DecisionId = Annotated[str, msgspec.Meta(min_length=1, max_length=256,
+DecisionId = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_ID_LENGTH,
                                          description="1-256 characters")]
 
 
@@ -120,9 +122,44 @@ def _non_finite(value: Any, path: str) -> str | None:
     return None
 
 
+def _not_utf8(value: Any, path: str) -> str | None:
+    """The path of the first string (or key) inside ``value`` holding a byte that is not
+    UTF-8 (decoded with ``surrogateescape``, such a byte is a code point U+DC80-U+DCFF)."""
+    if isinstance(value, str):
+        return path if any("\udc80" <= c <= "\udcff" for c in value) else None
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _not_utf8(item, f"{path}[{index}]")
+            if found:
+                return found
+    if isinstance(value, dict):
+        for key, item in value.items():
+            where = f"{path}.{key}" if path else str(key)
+            if _not_utf8(key, where):
+                return path or "body"  # the key itself: name the object holding it
+            found = _not_utf8(item, where)
+            if found:
+                return found
+    return None
+
+
+def _refuse_non_utf8(body: bytes, error: UnicodeDecodeError) -> Invalid:
+    """The refusal of a body with bytes that are not UTF-8, naming the string that holds them."""
+    bad = bytes(error.object[error.start:error.end])
+    where = "body"
+    try:
+        where = _not_utf8(json.loads(body.decode("utf-8", "surrogateescape")), "") or "body"
+    except (ValueError, RecursionError):
+        pass
+    return Invalid(f"{where} must be valid UTF-8 text (JSON is UTF-8), got the byte(s) "
+                   f"{bad!r} ({error.reason})", where)
+
+
 def _decode(body: bytes, model: type) -> Any:
     try:
         return msgspec.json.decode(body, type=model)
+    except UnicodeDecodeError as error:  # msgspec decodes strings strictly
+        raise _refuse_non_utf8(body, error) from None
     except msgspec.ValidationError as error:
         message = str(error)
         if "out of range" in message:
@@ -141,14 +178,14 @@ def _decode(body: bytes, model: type) -> Any:
 
 
 def check_decision_id(decision_id: str | None) -> None:
-    """Refuse a decision id that is not valid Unicode text (a lone surrogate)."""
+    """Refuse a decision id the policy would refuse (the one rule:
+    :func:`glmbandits.data.event_records.check_decision_id`), naming the field."""
     if decision_id is None:
         return
     try:
-        decision_id.encode("utf-8")
-    except UnicodeEncodeError:
-        raise Invalid("decision_id must be valid Unicode text (no lone surrogates)",
-                      "decision_id") from None
+        check_id(decision_id, "request")
+    except (TypeError, ValueError) as error:
+        raise Invalid(str(error), "decision_id") from None
 
 
 def check_excluded_rows(excluded: list[int], K: int) -> None:
