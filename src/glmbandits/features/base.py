@@ -21,12 +21,13 @@ keeps rows across rounds copies them, or passes its own ``out=`` array.
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from typing import Any
 
 import numpy as np
 
-from .._validation import as_float_array
+from .._validation import as_float_array, format_value
 
 __all__ = ["FeatureBuilder", "Standardizer"]
 
@@ -44,6 +45,59 @@ def check_rows(value: Any, owner: str, name: str, n_columns: int | None = None) 
                          f"{int(array.size - np.count_nonzero(np.isfinite(array)))} "
                          "NaN or inf value(s)")
     return array
+
+
+def _first_nonfinite(array: np.ndarray) -> tuple[int, int, float]:
+    """(row, column, value) of the first NaN or inf of a (p,) or (K, p) array (row 0 for 1-d)."""
+    rows = array.reshape(-1, array.shape[-1])
+    row, column = np.argwhere(~np.isfinite(rows))[0]
+    return int(row), int(column), float(rows[row, column])
+
+
+def all_finite(array: np.ndarray) -> bool:
+    """Whether every entry is finite. Fast path: one sum (NaN and inf propagate, so a finite
+    sum proves it, without an array of the input's size); a sum that overflows from large
+    finite entries takes the exact check."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        if math.isfinite(np.add.reduce(array, axis=None)):
+            return True
+    return bool(np.isfinite(array).all())
+
+
+def check_result(array: np.ndarray, owner: str) -> np.ndarray:
+    """``array`` (a computed result) when it is finite, else a ValueError naming its first
+    non-finite column: the inputs lie too far beyond the fitted data for float64."""
+    if all_finite(array):
+        return array
+    row, column, _ = _first_nonfinite(array)
+    where = f" (row {row})" if array.ndim == 2 else ""
+    raise ValueError(f"{owner}: column {column} of the output{where} is beyond float64 (the "
+                     "input lies too far outside the data the builder was fitted on, for its "
+                     "fitted scale); rescale the input or refit on data that covers it")
+
+
+def finite_norm(value: float, owner: str) -> float:
+    """A fitted row-norm bound, refused with a ValueError naming ``owner`` when it is not
+    finite (a UnitBall factor of inf would silently map every row to 0)."""
+    if not math.isfinite(value):
+        raise ValueError(f"{owner}: the fitted rows' norm is beyond float64 (got "
+                         f"{format_value(value)}); rescale the data (e.g. standardize=True "
+                         "on the user or item block)")
+    return value
+
+
+def scaled_by_peak(array: np.ndarray, axis: int | None = None) -> tuple[np.ndarray, Any]:
+    """``(array * 2**-e, e)`` with ``2**e`` just above the largest ``|entry|`` (per column
+    for ``axis=0``), so that squares and sums of the scaled entries cannot overflow.
+
+    Scaling by a power of two is exact (no rounding, barring underflow of entries tiny
+    next to the peak), so statistics computed on the scaled array and scaled back with
+    ``np.ldexp(stat, e)`` carry the same bits as the direct computation wherever that
+    one does not overflow or underflow.
+    """
+    peak = np.max(np.abs(array), axis=axis)
+    exponent = np.frexp(peak)[1]  # peak = f * 2**e with f in [0.5, 1); 0 for a zero peak
+    return np.ldexp(array, -exponent), exponent
 
 
 class FeatureBuilder(ABC):
@@ -115,6 +169,7 @@ class FeatureBuilder(ABC):
         U = None if users is None else check_rows(users, owner, "users")
         V = None if items is None else check_rows(items, owner, "items")
         state = self._fit_state(U, V)
+        finite_norm(state["max_norm_"], owner)
         self._commit(state)
         self.n_user_features_in_ = None if U is None else U.shape[1]
         self.n_item_features_in_ = None if V is None else V.shape[1]
@@ -147,6 +202,14 @@ class FeatureBuilder(ABC):
         ndarray of shape (K, n_features_out_)
             ``out``, or the builder's buffer, **overwritten by the next call**
             (see the module docstring: policies copy what they keep).
+
+        Raises
+        ------
+        ValueError
+            On a wrong shape, NaN or inf in ``user`` or ``items``, or when a value of
+            the result would be beyond float64 (inputs far outside the fitted data:
+            the message names the output column; the fitted state is unchanged, the
+            buffer or ``out`` then holds no valid result).
         """
         owner = f"{type(self).__name__}.transform"
         if not hasattr(self, "n_features_out_"):
@@ -186,8 +249,10 @@ class FeatureBuilder(ABC):
                 raise ValueError(f"{owner}: out must be a float64 ndarray of shape ({K}, {d}), "
                                  f"got {getattr(out, 'shape', type(out).__name__)}")
             target = out
-        self._write(u, V, target)
-        return target
+        with np.errstate(over="ignore", invalid="ignore"):  # refused just below, named
+            self._write(u, V, target)
+            total = np.add.reduce(target, axis=None)  # NaN/inf propagate: finite => all are
+        return target if math.isfinite(total) else check_result(target, owner)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
@@ -218,22 +283,49 @@ class Standardizer:
         self.with_mean, self.with_std = bool(with_mean), bool(with_std)
 
     def fit(self, X: Any) -> "Standardizer":
-        """Learn ``mean_`` and ``scale_`` from the (n, p) rows of X."""
+        """Learn ``mean_`` and ``scale_`` from the (n, p) rows of X.
+
+        The moments are computed on each column scaled by a power of two near its
+        largest magnitude (exact), so values up to the float64 limit give a finite
+        ``scale_`` and values near the smallest floats a non-zero one.
+        """
         X = check_rows(X, "Standardizer.fit", "X")
-        mean = X.mean(axis=0) if self.with_mean else np.zeros(X.shape[1])
-        std = X.std(axis=0)
+        Y, exponent = scaled_by_peak(X, axis=0)
+        mean = np.ldexp(Y.mean(axis=0), exponent) if self.with_mean else np.zeros(X.shape[1])
+        std = np.ldexp(Y.std(axis=0), exponent)
         self.mean_ = mean
         self.scale_ = np.where(std > 0, std, 1.0) if self.with_std else np.ones(X.shape[1])
         return self
 
     def transform(self, x: Any, out: np.ndarray | None = None) -> np.ndarray:
-        """(x - mean_) / scale_ for a (p,) vector or (K, p) rows, into ``out`` when given."""
+        """(x - mean_) / scale_ for a (p,) vector or (K, p) rows, into ``out`` when given.
+
+        Raises
+        ------
+        ValueError
+            On a wrong shape, on NaN or inf in ``x``, or when a standardised value
+            would be beyond float64 (``x`` far outside the fitted data); the message
+            names the column.
+        """
+        owner = "Standardizer.transform"
         if not hasattr(self, "mean_"):
-            raise ValueError("Standardizer.transform: call fit first")
-        x = as_float_array(x, "x", "Standardizer.transform")
+            raise ValueError(f"{owner}: call fit first")
+        x = as_float_array(x, "x", owner)
         if x.shape[-1:] != self.mean_.shape or x.ndim > 2:
-            raise ValueError(f"Standardizer.transform: x must have shape ({self.mean_.shape[0]},) "
+            raise ValueError(f"{owner}: x must have shape ({self.mean_.shape[0]},) "
                              f"or (K, {self.mean_.shape[0]}), got {x.shape}")
+        if not all_finite(x):
+            row, column, value = _first_nonfinite(x)
+            where = f" (row {row})" if x.ndim == 2 else ""
+            raise ValueError(f"{owner}: x must be finite, got {format_value(value)} in column "
+                             f"{column}{where}")
+        with np.errstate(over="ignore", invalid="ignore"):  # refused just below, named
+            result = self._apply(x, out)
+        return check_result(result, owner)
+
+    def _apply(self, x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """``transform`` without its checks: the builders' per-round path (inputs checked,
+        the result checked by ``FeatureBuilder.transform``)."""
         out = np.subtract(x, self.mean_, out=out)
         return np.divide(out, self.scale_, out=out)
 

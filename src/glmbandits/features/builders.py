@@ -23,7 +23,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from .._validation import check_int
-from .base import FeatureBuilder, Standardizer
+from .base import FeatureBuilder, Standardizer, finite_norm, scaled_by_peak
 
 __all__ = ["UserFeatures", "ItemFeatures", "OneHotAction", "Intercept", "Concat", "Interaction",
            "UnitBall", "disjoint_features"]
@@ -42,7 +42,21 @@ def _check_block(value: Any, owner: str, name: str) -> FeatureBuilder:
 
 
 def _row_norms_max(rows: np.ndarray) -> float:
-    return float(np.sqrt(np.einsum("ij,ij->i", rows, rows).max()))
+    """max_a ‖rows[a]‖, computed on the rows scaled by a power of two near their largest
+    entry (exact), so that finite rows never give inf by overflowing their squares; inf
+    only when a norm itself is beyond float64."""
+    scaled, exponent = scaled_by_peak(rows)
+    norm = float(np.sqrt(np.einsum("ij,ij->i", scaled, scaled).max()))
+    try:
+        return math.ldexp(norm, int(exponent))
+    except OverflowError:
+        return math.inf
+
+
+def _combined_norm(norms: list[float]) -> float:
+    """sqrt(sum of squares) of the blocks' bounds (math.hypot when the squares overflow)."""
+    total = sum(norm * norm for norm in norms)
+    return math.sqrt(total) if math.isfinite(total) else math.hypot(*norms)
 
 
 class _SideFeatures(FeatureBuilder):
@@ -59,7 +73,7 @@ class _SideFeatures(FeatureBuilder):
             raise ValueError(f"{type(self).__name__}.fit: {self.side}s must be an (n, "
                              f"{'p' if self.side == 'user' else 'q'}) array, got None")
         scaler = Standardizer(with_mean=self.standardize, with_std=self.standardize).fit(data)
-        rows = scaler.transform(data)
+        rows = scaler.transform(data)  # finite: the checked data, within its own scale
         return {"scaler_": scaler, "n_features_out_": data.shape[1],
                 "max_norm_": _row_norms_max(rows), "fit_rows": rows,
                 "_scratch": np.empty(data.shape[1])}
@@ -92,7 +106,7 @@ class UserFeatures(_SideFeatures):
 
     def _write(self, user: np.ndarray | None, items: np.ndarray | None, out: np.ndarray) -> None:
         if self.standardize:
-            user = self.scaler_.transform(user, out=self._scratch)
+            user = self.scaler_._apply(user, out=self._scratch)
         out[...] = user
 
 
@@ -117,7 +131,7 @@ class ItemFeatures(_SideFeatures):
 
     def _write(self, user: np.ndarray | None, items: np.ndarray | None, out: np.ndarray) -> None:
         if self.standardize:
-            self.scaler_.transform(items, out=out)
+            self.scaler_._apply(items, out=out)
         else:
             out[...] = items
 
@@ -215,7 +229,7 @@ class Concat(FeatureBuilder):
         widths = [c["n_features_out_"] for c in children]
         edges = np.concatenate([[0], np.cumsum(widths)]).tolist()
         return {"children": children, "n_features_out_": int(edges[-1]),
-                "max_norm_": math.sqrt(sum(c["max_norm_"] ** 2 for c in children)),
+                "max_norm_": _combined_norm([c["max_norm_"] for c in children]),
                 "slices_": [slice(a, b) for a, b in zip(edges[:-1], edges[1:])]}
 
     def _fit_rows(self, state: dict[str, Any]) -> np.ndarray:
@@ -287,12 +301,20 @@ class Interaction(FeatureBuilder):
                 norms.append(state["max_norm_"])
                 continue
             rows = block._fit_rows(state)  # from the computed, not yet committed, state
+            if rows.shape[0] < r:  # the SVD has only as many directions as rows
+                side = "left" if block is self.left else "right"
+                raise ValueError(
+                    f"Interaction.fit: rank of the {side} side is {r}, but its block has "
+                    f"{rows.shape[0]} fitted row(s), so only {rows.shape[0]} leading "
+                    f"direction(s) exist; fit on at least {r} rows (users or items for that "
+                    f"side), or give that side a rank <= {rows.shape[0]} (or None: whole)")
             basis = np.linalg.svd(rows, full_matrices=False)[2][:r].T  # (width, r)
             projections.append(np.ascontiguousarray(basis))
             dims.append(r)
             norms.append(_row_norms_max(rows @ basis))
         return {"children": children, "n_features_out_": dims[0] * dims[1],
-                "max_norm_": norms[0] * norms[1], "projections_": projections,
+                "max_norm_": finite_norm(norms[0] * norms[1], "Interaction.fit"),
+                "projections_": projections,
                 "_factors": (np.empty((0, children[0]["n_features_out_"])),
                              np.empty((0, children[1]["n_features_out_"]))),
                 "_projected": (np.empty((0, dims[0])), np.empty((0, dims[1])))}
@@ -352,7 +374,7 @@ class UnitBall(FeatureBuilder):
 
     def _fit_state(self, users: np.ndarray | None, items: np.ndarray | None) -> dict[str, Any]:
         child = self.block._fit_state(users, items)
-        norm = child["max_norm_"]
+        norm = finite_norm(child["max_norm_"], "UnitBall.fit")
         return {"children": [child], "n_features_out_": child["n_features_out_"],
                 "max_norm_": 1.0 if norm > 0 else 0.0, "factor_": norm if norm > 0 else 1.0}
 
