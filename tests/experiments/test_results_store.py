@@ -9,13 +9,8 @@ import json
 import numpy as np
 import pytest
 
-from glmbandits.experiments.store import (
-    ResultStore,
-    StoredRun,
-    format_summary,
-    package_versions,
-    summarise,
-)
+from glmbandits.experiments.store import ResultStore, StoredRun, package_versions
+from glmbandits.experiments.summary import format_summary, summarise
 
 
 def make_run(replicate, final, status="ok", cell="c1", label="ucb-glm"):

@@ -8,6 +8,7 @@ One module per command group (:mod:`.run`, :mod:`.results`, :mod:`.reproduce`,
 from __future__ import annotations
 
 import argparse
+import difflib
 import sys
 from typing import Callable, Sequence
 
@@ -17,7 +18,8 @@ from .replay import add_replay_arguments, run_replay
 from .reproduce import add_reproduce_arguments, run_reproduce
 from .results import add_plot_arguments, add_results_arguments, run_plot, run_results
 from .run import add_run_arguments, run_run
-from .serve import add_export_arguments, add_serve_arguments, run_export, run_serve
+from .serve import (add_export_arguments, add_recover_arguments, add_serve_arguments,
+                    run_export, run_recover, run_serve)
 
 __all__ = ["main", "build_parser", "SUBCOMMANDS"]
 
@@ -45,7 +47,52 @@ SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None],
               add_serve_arguments, run_serve),
     "export": ("write a decision service's event log as a Parquet file",
                add_export_arguments, run_export),
+    "recover": ("rebuild a decision service whose log does not replay (written by two "
+                "processes at once) from the events it can trust: report, then --apply",
+                add_recover_arguments, run_recover),
 }
+
+
+class _CommandParser(argparse.ArgumentParser):
+    """The parser of one subcommand: its arguments are added when it is used (so that
+    ``glmbandits --version`` or another subcommand imports nothing of it), and a flag it
+    does not know is refused with its own usage, not the top-level one."""
+
+    def __init__(self, *args: object,
+                 add_arguments: Callable[[argparse.ArgumentParser], None] | None = None,
+                 **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self._add_arguments = add_arguments
+
+    def _complete(self) -> None:
+        if self._add_arguments is not None:
+            add_arguments, self._add_arguments = self._add_arguments, None
+            add_arguments(self)
+
+    def parse_known_args(self, args=None, namespace=None):  # type: ignore[override]
+        self._complete()
+        namespace, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}{self._did_you_mean(extras)}")
+        return namespace, extras
+
+    def _did_you_mean(self, extras: list[str]) -> str:
+        known = [flag for action in self._actions for flag in action.option_strings]
+        hints = []
+        for extra in extras:
+            if extra.startswith("--"):
+                close = difflib.get_close_matches(extra.split("=", 1)[0], known, n=1)
+                if close:
+                    hints.append(f"{extra.split('=', 1)[0]}: did you mean {close[0]}?")
+        return f" ({'; '.join(hints)})" if hints else ""
+
+    def format_usage(self) -> str:
+        self._complete()
+        return super().format_usage()
+
+    def format_help(self) -> str:
+        self._complete()
+        return super().format_help()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -54,10 +101,10 @@ def build_parser() -> argparse.ArgumentParser:
         description="Generalized linear contextual bandits (Li, Lu & Zhou 2017 and successors).")
     parser.add_argument("--version", action="version", version=f"glmbandits {__version__}",
                         help="print 'glmbandits VERSION' and exit")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_CommandParser)
     for name, (help_text, add_arguments, handler) in SUBCOMMANDS.items():
-        subparser = sub.add_parser(name, help=help_text, description=help_text)
-        add_arguments(subparser)
+        subparser = sub.add_parser(name, help=help_text, description=help_text,
+                                   add_arguments=add_arguments)
         subparser.set_defaults(handler=handler)
     return parser
 

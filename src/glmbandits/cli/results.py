@@ -11,7 +11,7 @@ __all__ = ["add_results_arguments", "run_results", "add_plot_arguments", "run_pl
 
 
 def add_results_arguments(parser: argparse.ArgumentParser) -> None:
-    from ..experiments.store import SUMMARY_FORMATS
+    from ..experiments.summary import SUMMARY_FORMATS
 
     add_store_arguments(parser)
     parser.add_argument("--format", choices=SUMMARY_FORMATS, default="markdown",
@@ -19,7 +19,7 @@ def add_results_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_results(args: argparse.Namespace) -> int:
-    from ..experiments.store import format_summary, summarise
+    from ..experiments.summary import format_summary, summarise
 
     runs = open_runs(args)
     if runs is None:

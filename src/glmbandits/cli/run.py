@@ -166,7 +166,8 @@ def run_run(args: argparse.Namespace) -> int:
 def _run_config(args: argparse.Namespace) -> int:
     from ..experiments.config import ConfigError, load_config
     from ..experiments.runner import run_experiment
-    from ..experiments.store import StoreError, format_summary, summarise
+    from ..experiments.store import StoreError
+    from ..experiments.summary import format_summary, summarise
 
     try:
         config = load_config(args.config)

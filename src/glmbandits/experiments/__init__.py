@@ -4,7 +4,8 @@ plots, and ``glmbandits reproduce``."""
 from .compare import ComparisonResult, RunRecord, compare_policies
 from .config import ConfigError, ExperimentConfig, load_config, parse_config
 from .runner import ExperimentReport, run_experiment
-from .store import ResultStore, StoredRun, format_summary, summarise
+from .store import ResultStore, StoredRun
+from .summary import format_summary, summarise
 
 __all__ = ["compare_policies", "ComparisonResult", "RunRecord", "ConfigError",
            "ExperimentConfig", "load_config", "parse_config", "run_experiment",

@@ -5,13 +5,11 @@ package versions that ran it. ``runs`` holds one row per (experiment, cell,
 replicate): the cell (environment, horizon, policy, parameters), the seeds,
 the status (``ok`` or ``failed`` with its error), the final regret, the wall
 time and the down-sampled cumulative-regret curve. Finished rows are what a
-resumed run skips.
+resumed run skips. Their summaries (mean ± sd per cell) are in :mod:`.summary`.
 """
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import os
 import platform
@@ -19,18 +17,17 @@ import sqlite3
 import tempfile
 import time
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
-__all__ = ["ResultStore", "StoreError", "StoredRun", "select_runs", "CellSummary", "summarise", "format_summary",
-           "package_versions", "DEFAULT_STORE", "SUMMARY_FORMATS"]
+__all__ = ["ResultStore", "StoreError", "StoredRun", "select_runs", "package_versions",
+           "DEFAULT_STORE"]
 
 #: Where ``glmbandits run CONFIG`` writes and ``glmbandits results`` reads by default.
 DEFAULT_STORE = "glmbandits-results.sqlite"
-SUMMARY_FORMATS = ("markdown", "csv", "json")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS experiments (
@@ -389,75 +386,3 @@ class ResultStore:
                     None if curve is None else np.asarray(json.loads(curve), dtype=np.float64),
                     error, int(attempts), finished))
         return out
-
-
-@dataclass(frozen=True)
-class CellSummary:
-    """Mean ± sd of the final regret of one cell, and its time per round."""
-
-    experiment: str
-    label: str
-    environment: str
-    horizon: int
-    n_ok: int
-    n_failed: int
-    regret_mean: float
-    regret_sd: float
-    ms_per_round: float
-
-
-def _environment_text(environment: dict[str, Any]) -> str:
-    return ", ".join(f"{k}={v}" for k, v in sorted(environment.items()))
-
-
-def summarise(runs: Sequence[StoredRun]) -> list[CellSummary]:
-    """One :class:`CellSummary` per (experiment, cell), in first-seen order."""
-    groups: dict[tuple[str, str], list[StoredRun]] = {}
-    for run in runs:
-        groups.setdefault((run.experiment, run.cell_key), []).append(run)
-    rows = []
-    for (experiment, _), members in groups.items():
-        ok = [run for run in members if run.ok]
-        final = np.array([run.final_regret for run in ok], dtype=float)
-        first = members[0]
-        rows.append(CellSummary(
-            experiment, first.label, _environment_text(first.environment), first.horizon,
-            len(ok), len(members) - len(ok),
-            float(final.mean()) if len(ok) else float("nan"),
-            float(final.std(ddof=1)) if len(ok) > 1 else 0.0 if len(ok) else float("nan"),
-            float(np.median([r.seconds_per_round for r in ok])) * 1e3 if ok else float("nan")))
-    return rows
-
-
-def format_summary(rows: Iterable[CellSummary], fmt: str = "markdown") -> str:
-    """The summary as a Markdown table, CSV or JSON.
-
-    Examples
-    --------
-    >>> row = CellSummary("demo", "random", "n_features=2", 10, 2, 0, 3.0, 0.5, 0.1)
-    >>> print(format_summary([row]))
-    | experiment | policy | environment | T | regret (mean ± sd) | runs ok | failed | ms/round |
-    |---|---|---|---:|---:|---:|---:|---:|
-    | demo | random | n_features=2 | 10 | 3.00 ± 0.50 | 2 | 0 | 0.100 |
-    """
-    rows = list(rows)
-    if fmt == "json":
-        return json.dumps([asdict(row) for row in rows], indent=2)
-    if fmt == "csv":
-        buffer = io.StringIO()
-        names = list(CellSummary.__dataclass_fields__)
-        writer = csv.writer(buffer, lineterminator="\n")
-        writer.writerow(names)
-        for row in rows:
-            writer.writerow([getattr(row, name) for name in names])
-        return buffer.getvalue().rstrip("\n")
-    if fmt != "markdown":
-        raise ValueError(f"format_summary: fmt must be one of {list(SUMMARY_FORMATS)}, "
-                         f"got {fmt!r}")
-    lines = ["| experiment | policy | environment | T | regret (mean ± sd) | runs ok | failed "
-             "| ms/round |", "|---|---|---|---:|---:|---:|---:|---:|"]
-    for row in rows:
-        lines.append(f"| {row.experiment} | {row.label} | {row.environment} | {row.horizon} "
-                     f"| {row.regret_mean:.2f} ± {row.regret_sd:.2f} | {row.n_ok} "
-                     f"| {row.n_failed} | {row.ms_per_round:.3f} |")
-    return "\n".join(lines)
