@@ -13,7 +13,7 @@ from typing import Any, Union
 
 import numpy as np
 
-from .._validation import check_real, format_value
+from .._validation import check_finite, check_real, format_value
 
 __all__ = ["DecisionEvent", "RewardEvent", "ExpiryEvent", "Event", "SCHEMA_VERSION",
            "APPLICATION_ID", "REWARD_STATUSES", "EXPIRY_OUTCOMES", "MAX_ID_LENGTH",
@@ -187,8 +187,9 @@ def check_decision(owner: str, decision_id: Any, timestamp: Any, contexts: Any,
     if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
         raise ValueError(f"{owner}: contexts must be a 2-d array of shape (K, d) with K, d >= 1, "
                          f"got shape {X.shape}")
-    if not np.all(np.isfinite(X)):
-        raise ValueError(f"{owner}: contexts must be finite, got NaN or inf")
+    # the readers' rule (finite, |x| <= MAX_MAGNITUDE), so that no accepted decision makes
+    # the log unreadable for LoggedBanditData or a policy rebuilt from it
+    check_finite(X, owner, "contexts")
     K = X.shape[0]
     p = float_array(probabilities, owner, "probabilities")
     if p.shape != (K,):
