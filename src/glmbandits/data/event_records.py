@@ -17,7 +17,7 @@ from .._validation import check_finite, check_real, format_value
 
 __all__ = ["DecisionEvent", "RewardEvent", "ExpiryEvent", "Event", "SCHEMA_VERSION",
            "APPLICATION_ID", "REWARD_STATUSES", "EXPIRY_OUTCOMES", "MAX_ID_LENGTH",
-           "DECISION_ID_RULE", "check_decision_id",
+           "DECISION_ID_RULE", "DECISION_ID_PATTERN", "check_decision_id",
            "check_timestamp", "check_count", "check_decision", "check_reward", "check_expiry",
            "decode"]
 
@@ -39,7 +39,11 @@ DECISION_ID_RULE = (f"1 to {MAX_ID_LENGTH} characters, none of them a control ch
 #: unicode array, so a saved, pickled or copied policy would merge "a" and "a\x00", and
 #: PostgreSQL text cannot hold one) and surrogates (not Unicode scalar values: no UTF-8,
 #: JSON body, database or model file can hold a lone one).
-_ID_FORBIDDEN = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+_ID_FORBIDDEN_CLASS = r"\x00-\x1f\x7f-\x9f\ud800-\udfff"
+_ID_FORBIDDEN = re.compile(f"[{_ID_FORBIDDEN_CLASS}]")
+#: The legal ids as one regular expression (valid in Python and in JSON Schema, e.g. the
+#: service's OpenAPI document).
+DECISION_ID_PATTERN = f"^[^{_ID_FORBIDDEN_CLASS}]{{1,{MAX_ID_LENGTH}}}$"
 
 @dataclass(frozen=True, eq=False)
 class DecisionEvent:
