@@ -7,7 +7,7 @@ import sys
 
 from .common import require_extra
 
-__all__ = ["add_replay_arguments", "run_replay"]
+__all__ = ["add_replay_arguments", "run_replay", "service_log_export_hint"]
 
 DEFAULT_REPLAY_ALGORITHMS = "ucb-glm,linucb,random"
 #: ``--log`` files with these suffixes are read as event logs (``glmbandits.EventLog``).
@@ -62,6 +62,44 @@ def add_replay_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="master seed (default: 0)")
 
 
+#: The tables of a decision service's SQLite log (``glmbandits serve``), which is not an
+#: :class:`~glmbandits.EventLog` file: ``glmbandits export`` turns it into one replay reads.
+SERVICE_LOG_TABLES = frozenset({"events", "snapshots", "meta"})
+
+
+def service_log_export_hint(path: str) -> str | None:
+    """The commands that replay a decision service's log, if ``path`` is one; else None.
+
+    The file is read as it is on disk (SQLite's ``immutable`` mode: no lock, no journal,
+    nothing written), and only its table names are looked at.
+    """
+    import shlex
+    import sqlite3
+    from pathlib import Path
+
+    file = Path(path)
+    if not file.is_file():
+        return None
+    try:
+        connection = sqlite3.connect(f"{file.resolve().as_uri()}?mode=ro&immutable=1", uri=True)
+    except sqlite3.Error:
+        return None
+    try:
+        tables = {row[0] for row in connection.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table'")}
+    except sqlite3.Error:
+        return None
+    finally:
+        connection.close()
+    if not SERVICE_LOG_TABLES <= tables:
+        return None
+    out = f"{file.stem}.parquet"
+    return (f"{path} is a decision service's log (glmbandits serve), not an EventLog file; "
+            f"export it, then replay the export: glmbandits export --db "
+            f"{shlex.quote('sqlite:///' + str(path))} {shlex.quote(out)} && "
+            f"glmbandits replay --log {shlex.quote(out)}")
+
+
 def run_replay(args: argparse.Namespace) -> int:
     from ..data import LoggedBanditData
     from ..evaluation.report import evaluate_policies, format_rows, load_logged_dataset
@@ -75,6 +113,11 @@ def run_replay(args: argparse.Namespace) -> int:
             if not require_extra("replay", extra, modules,
                                  purpose=f"for --dataset {args.dataset}"):
                 return 2
+    if event_log is not None:
+        hint = service_log_export_hint(event_log)
+        if hint is not None:
+            print(f"error: {hint}", file=sys.stderr)
+            return 2
     algorithms = [name.strip().lower() for name in args.algorithms.split(",") if name.strip()]
     estimators = [name.strip().lower() for name in args.estimators.split(",") if name.strip()]
     try:
