@@ -83,3 +83,79 @@ def test_bad_arguments_raise_value_errors_naming_the_parameter(call, message):
 def test_wrong_types_raise_type_errors():
     with pytest.raises(TypeError, match="horizon must be an int"):
         theory.ucb_glm_alpha(10, 1000.5, 0.1, 0.5, 0.1)
+
+
+# -- issue 21: refuse the illegal, return finite values for the legal ---------------------------
+
+
+def test_ucb_glm_regret_bound_refuses_a_horizon_below_d_delta_instead_of_a_negative_bound():
+    # T/(dδ) = 1/5 < 1 made log(T/(dδ)) < 0 and the "bound" -40.2
+    with pytest.raises(ValueError, match=r"ucb_glm_regret_bound: horizon must be >= "
+                                         r"n_features \* delta = 5.0 .*got 1"):
+        theory.ucb_glm_regret_bound(10, 1, 0.5, 0.5, 0.1, 0.25, 0)
+    # at T = dδ the log term is 0 and the bound is τ (used by the Theorem 2 figure's first rounds)
+    assert theory.ucb_glm_regret_bound(10, 1, 0.1, 0.5, 0.1, 0.25, 7.0) == 7.0
+
+
+def test_normality_min_eigenvalue_refuses_a_value_beyond_the_float_range_instead_of_inf():
+    # 512·(1e50)²·(1e50)²/(1e-50)⁴ ≈ 1e402: not representable
+    with pytest.raises(ValueError, match=r"normality_min_eigenvalue: .*about 1e\+40[0-9], "
+                                         r".*largest float"):
+        theory.normality_min_eigenvalue(10, 0.1, 1e50, 1e-50, 1e50)
+
+
+def test_normality_min_eigenvalue_extreme_but_representable_is_finite():
+    value = theory.normality_min_eigenvalue(10, 1e-50, 1e20, 1e-40, 1e20)
+    expected = 512.0 * 1e40 * 1e40 / 1e-160 * (100.0 + 50.0 * math.log(10.0))  # about 1e245
+    assert math.isfinite(value) and value == pytest.approx(expected)
+    assert theory.normality_min_eigenvalue(3, 0.5, 1.0, 0.5, 0.0) == 0.0  # M_μ = 0 (linear)
+
+
+def test_normality_width_of_a_representable_width_is_finite():
+    # ‖x‖_{V⁻¹} = 1e50/√1e-300 = 1e200: the old x'V⁻¹x = 1e400 overflowed to inf
+    width = theory.normality_width([1e50, 0.0], 1e-300 * np.eye(2), 0.1, 1.0, 1.0)
+    assert width == pytest.approx(3.0 * math.sqrt(math.log(10.0)) * 1e200)
+    widths = theory.normality_width(np.array([[1e50, 0.0], [0.0, 0.0]]), 1e-300 * np.eye(2),
+                                    0.1, 1.0, 1.0)
+    np.testing.assert_allclose(widths, [width, 0.0])
+
+
+def test_normality_width_beyond_the_float_range_is_refused():
+    with pytest.raises(ValueError, match=r"normality_width: .*largest float"):
+        # 3e100 · 1e50/√1e-320 · √log 10 ≈ 4.6e310
+        theory.normality_width([1e50, 0.0], 1e-320 * np.eye(2), 0.1, 1e50, 1e-50)
+
+
+def test_normality_width_refuses_an_asymmetric_v():
+    with pytest.raises(ValueError, match="normality_width: V must be symmetric"):
+        theory.normality_width([1.0, 0.0], np.array([[2.0, 1.0], [0.0, 2.0]]), 0.1, 1.0, 1.0)
+
+
+def test_kappa_that_underflows_to_zero_is_refused_naming_the_radius():
+    # μ'(1000) = e^-1000 is below the smallest float: κ would be 0, and every bound divides by it
+    with pytest.raises(ValueError, match=r"kappa: .*radius = 1000"):
+        theory.kappa("logistic", 1000.0)
+    with pytest.raises(ValueError, match=r"kappa: .*radius = inf"):
+        theory.kappa("logistic", math.inf)
+    assert theory.kappa("poisson", 700.0) == pytest.approx(math.exp(-700.0))
+    assert theory.kappa("linear", math.inf) == 1.0
+
+
+def test_kappa_and_sigma_refuses_a_theta_norm_whose_kappa_no_helper_accepts():
+    # κ(201) = 5e-88 < 1e-50, the smallest kappa the helpers accept; say so, naming theta_norm
+    with pytest.raises(ValueError, match=r"kappa_and_sigma: theta_norm = 200.0 gives "
+                                         r"kappa = 5.09e-88"):
+        theory.kappa_and_sigma("logistic", 200.0)
+    kappa_, sigma_ = theory.kappa_and_sigma("logistic", 100.0)
+    assert 1e-50 < kappa_ < 1e-40 and sigma_ == 0.5
+
+
+def test_a_delta_below_the_smallest_accepted_is_refused_and_the_smallest_gives_finite_values():
+    # the package's magnitude rule (glmbandits._validation): δ >= 1e-50, so log(1/δ) <= 115.1
+    with pytest.raises(ValueError, match=r"ucb_glm_alpha: delta must .*1e-50.* got 1e-300"):
+        theory.ucb_glm_alpha(10, 1000, 1e-300, 0.5, 0.1)
+    for value in (theory.ucb_glm_alpha(10, 1000, 1e-50, 0.5, 0.1),
+                  theory.ucb_glm_regret_bound(10, 10**50, 1e-50, 0.5, 1e-50, 0.25, 0.0),
+                  theory.supcb_glm_regret_bound(10, 10**50, 10**50, 1e-50, 0.5, 1e-50, 0.25),
+                  theory.normality_min_eigenvalue(10**50, 1e-50, 0.5, 1e-20, 0.25)):
+        assert math.isfinite(value) and value > 0

@@ -1,6 +1,21 @@
 """The constants and bounds of Li, Lu & Zhou (2017), as functions.
 
-Every helper checks its inputs and returns a finite float (or array).
+Every helper checks its inputs and returns a finite float (or array); the rules:
+
+* **Illegal inputs are refused** with a ValueError (a TypeError for a wrong kind) naming
+  the parameter, the expected values and the one given: δ outside [1e-50, 1), dimensions,
+  horizons and action counts below 1, non-positive σ, κ, L_μ, and inputs for which the
+  formula means nothing (Theorem 2's bound for a horizon T < dδ, where log(T/(dδ)) < 0
+  would make the "bound" negative; Theorem 3's for T <= d). Every real parameter obeys
+  the package's magnitude rule (``glmbandits._validation``): 1e-50 <= |v| <= 1e50 unless
+  0, so log(1/δ) <= 115.1.
+* **Legal inputs give finite values**, however extreme: nothing overflows to inf on the
+  way to a representable result (``normality_width`` rescales x and V first). When the
+  exact value itself lies beyond the largest float (about 1.8e308; e.g. eq. (4) with
+  κ = 1e-50) the helper raises a ValueError saying so and giving the value's order of
+  magnitude, never inf or an OverflowError. A positive value below the smallest float
+  rounds to 0.0 (e.g. eq. (4) with tiny M_μ and σ), except κ: :func:`kappa` refuses a
+  radius on which μ' underflows to 0, as every bound divides by κ.
 
 Examples
 --------
@@ -18,13 +33,17 @@ from typing import Any
 
 import numpy as np
 
+from scipy import linalg
+
 from ._validation import (
+    MIN_MAGNITUDE,
     as_float_array,
     check_finite,
     check_int,
     check_nonnegative,
     check_positive,
     check_probability,
+    format_value,
 )
 from .families import get_family
 
@@ -54,8 +73,20 @@ def kappa(family: Any, radius: float) -> float:
     --------
     >>> round(kappa("logistic", 0.0), 2)
     0.25
+
+    Raises
+    ------
+    ValueError
+        When κ is 0 in floating point: μ' underflows on the radius (logistic or
+        Poisson beyond about 745, probit beyond about 38) or vanishes at infinity.
+        Every bound divides by κ, so no theorem gives a finite constant there.
     """
-    return get_family(family, "kappa").kappa(radius)
+    value = get_family(family, "kappa").kappa(radius)
+    if not value > 0.0:
+        raise ValueError(f"kappa: κ = inf of μ'(z) over |z| <= radius is 0 in floating point "
+                         f"for radius = {format_value(radius)} (μ' underflows or vanishes "
+                         "there); no theorem gives a finite constant: use a smaller radius")
+    return value
 
 
 def kappa_and_sigma(family: Any, theta_norm: float, sigma: float | None = None,
@@ -64,6 +95,13 @@ def kappa_and_sigma(family: Any, theta_norm: float, sigma: float | None = None,
 
     σ is the family's own constant unless given (Poisson has none: pass it).
     Used by the policies' ``from_theory`` constructors.
+
+    Raises
+    ------
+    ValueError
+        When κ at radius ``theta_norm + 1`` is below 1e-50, the smallest κ the other
+        helpers accept (logistic: ‖θ*‖ beyond about 114): the message names
+        ``theta_norm`` and the κ it gives.
 
     Examples
     --------
@@ -74,7 +112,13 @@ def kappa_and_sigma(family: Any, theta_norm: float, sigma: float | None = None,
     family = get_family(family, owner)
     radius = check_nonnegative(theta_norm, owner, "theta_norm") + 1.0
     sigma = family.sub_gaussian_sigma() if sigma is None else check_positive(sigma, owner, "sigma")
-    return family.kappa(radius), sigma
+    kappa_ = family.kappa(radius)
+    if not kappa_ >= MIN_MAGNITUDE:
+        raise ValueError(f"{owner}: theta_norm = {format_value(theta_norm)} gives kappa = "
+                         f"{kappa_:.3g} at radius ‖θ*‖ + 1, below {MIN_MAGNITUDE:g}, the "
+                         "smallest kappa the theory helpers accept (σ/κ and 1/κ⁴ would not be "
+                         "finite); the theorems are vacuous for so flat a link")
+    return kappa_, sigma
 
 
 def _common(owner: str, delta: float, sigma: float, kappa_: float) -> tuple[float, float, float]:
@@ -109,7 +153,12 @@ def ucb_glm_regret_bound(n_features: int, horizon: int, delta: float, sigma: flo
     delta, sigma, kappa = _common(owner, delta, sigma, kappa)
     lipschitz = check_positive(lipschitz, owner, "lipschitz")
     tau = check_nonnegative(tau, owner, "tau")
-    return tau + 2.0 * lipschitz * sigma * d / kappa * math.log(T / (d * delta)) * math.sqrt(T)
+    if T < d * delta:
+        raise ValueError(f"{owner}: horizon must be >= n_features * delta = "
+                         f"{format_value(d * delta)} (below it log(T/(dδ)) < 0 and the bound "
+                         f"would be negative), got {T}")
+    log_term = max(math.log(T / (d * delta)), 0.0)  # T = dδ may round to a ratio below 1
+    return tau + 2.0 * lipschitz * sigma * d / kappa * log_term * math.sqrt(T)
 
 
 def ucb_glm_theorem4_alpha(sigma: float, kappa: float, lipschitz: float) -> float:
@@ -148,7 +197,12 @@ def ucb_glm_theorem4_tau(n_features: int, horizon: int, sigma: float, kappa: flo
     T = check_int(horizon, owner, "horizon", minimum=1)
     sigma = check_positive(sigma, owner, "sigma")
     kappa = check_positive(kappa, owner, "kappa")
-    return math.ceil(8.0 * sigma**2 / kappa**2 * d * math.log(T) - 1e-9)
+    return _ceil(8.0 * sigma**2 / kappa**2 * d * math.log(T))
+
+
+def _ceil(value: float) -> int:
+    """⌈value⌉, forgiving a relative rounding error of 1e-12 above an integer (0 for 0)."""
+    return math.ceil(value * (1.0 - 1e-12))
 
 
 def widen_for_refit_tol(alpha: float, refit_tol: float, owner: str = "widen_for_refit_tol"
@@ -195,7 +249,8 @@ def supcb_glm_tau(n_features: int, horizon: int) -> int:
     owner = "supcb_glm_tau"
     d = check_int(n_features, owner, "n_features", minimum=1)
     T = check_int(horizon, owner, "horizon", minimum=1)
-    return math.ceil(math.sqrt(d * T) - 1e-9)
+    root = math.isqrt(d * T)  # exact for every int, where a float √ is not beyond 2**53
+    return root if root * root == d * T else root + 1
 
 
 def supcb_glm_regret_bound(n_features: int, horizon: int, n_actions: int, delta: float,
@@ -226,12 +281,22 @@ def normality_width(x: Any, V: Any, delta: float, sigma: float, kappa: float) ->
     every x, provided λ_min(V) satisfies eq. (4)
     (:func:`normality_min_eigenvalue`); Li, Lu & Zhou (2017), Theorem 1, eq. (5).
 
+    ``‖x‖_{V⁻¹}`` is computed as ``(max|x| / √max|V|) · ‖L⁻¹ x̃‖`` with x̃ = x / max|x|
+    and L the Cholesky factor of V / max|V|, so entries of x up to 1e50 and of V down to
+    the smallest float give a finite width whenever the width itself is a float.
+
     Parameters
     ----------
     x : array-like of shape (d,) or (K, d)
         One direction, or K directions (then K widths are returned).
     V : array-like of shape (d, d)
-        Positive-definite Gram matrix ``Σ X_t X_t'``.
+        Symmetric positive-definite Gram matrix ``Σ X_t X_t'``.
+
+    Raises
+    ------
+    ValueError
+        When V is not symmetric (to 1e-10 of its largest entry) or not positive
+        definite, and when a width exceeds the largest float.
 
     Examples
     --------
@@ -250,14 +315,31 @@ def normality_width(x: Any, V: Any, delta: float, sigma: float, kappa: float) ->
         raise ValueError(f"{owner}: x must have shape ({V.shape[0]},) or (K, {V.shape[0]}), "
                          f"got {x.shape}")
     check_finite(x, owner, "x")
+    v_scale = float(np.max(np.abs(V))) if V.size else 0.0
+    if v_scale == 0.0:
+        raise ValueError(f"{owner}: V must be positive definite (it is zero)")
+    V_scaled = V / v_scale
+    asymmetry = float(np.max(np.abs(V_scaled - V_scaled.T)))
+    if asymmetry > 1e-10:
+        raise ValueError(f"{owner}: V must be symmetric (a Gram matrix Σ X_t X_t'), got "
+                         f"|V - V'| up to {asymmetry:.3g} times its largest entry")
     try:
-        solved = np.linalg.solve(V, np.atleast_2d(x).T)
+        factor = np.linalg.cholesky(0.5 * (V_scaled + V_scaled.T))
     except np.linalg.LinAlgError:
-        raise ValueError(f"{owner}: V must be positive definite (it is singular)") from None
-    quadratic = np.einsum("ij,ji->i", np.atleast_2d(x), solved)
-    if np.any(quadratic < 0):
-        raise ValueError(f"{owner}: V must be positive definite")
-    width = 3.0 * sigma / kappa * math.sqrt(math.log(1.0 / delta)) * np.sqrt(quadratic)
+        raise ValueError(f"{owner}: V must be positive definite (its Cholesky factorisation "
+                         "fails)") from None
+    rows = np.atleast_2d(x)
+    x_scale = np.max(np.abs(rows), axis=1)
+    directions = rows / np.where(x_scale > 0.0, x_scale, 1.0)[:, None]
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        solved = linalg.solve_triangular(factor, directions.T, lower=True, check_finite=False)
+        norms = np.sqrt(np.einsum("ij,ij->j", solved, solved))
+        width = (3.0 * sigma / kappa * math.sqrt(math.log(1.0 / delta))) \
+            * (x_scale / math.sqrt(v_scale)) * norms
+    if not np.all(np.isfinite(width)):
+        raise ValueError(f"{owner}: the width exceeds the largest float "
+                         f"({np.finfo(float).max:.3g}): x up to {float(np.max(x_scale)):.3g}, "
+                         f"V of largest entry {v_scale:.3g}, 3σ/κ = {3.0 * sigma / kappa:.3g}")
     return float(width[0]) if x.ndim == 1 else width
 
 
@@ -267,9 +349,27 @@ def normality_min_eigenvalue(n_features: int, delta: float, sigma: float, kappa:
 
     ``λ_min(V) >= (512 M_μ² σ² / κ⁴) (d² + log(1/δ))``
     (Li, Lu & Zhou 2017, Theorem 1, eq. (4)).
+
+    Raises
+    ------
+    ValueError
+        When the required eigenvalue exceeds the largest float (e.g. κ = 1e-50 with
+        σ = M_μ = 1): the message gives its order of magnitude. No Gram matrix of
+        floats can meet such a condition.
     """
     owner = "normality_min_eigenvalue"
     d = check_int(n_features, owner, "n_features", minimum=1)
     delta, sigma, kappa = _common(owner, delta, sigma, kappa)
     m_mu = check_nonnegative(m_mu, owner, "m_mu")
-    return 512.0 * m_mu**2 * sigma**2 / kappa**4 * (d**2 + math.log(1.0 / delta))
+    if m_mu == 0.0:
+        return 0.0
+    log_terms = d**2 + math.log(1.0 / delta)
+    log10_value = (math.log10(512.0) + 2.0 * math.log10(m_mu) + 2.0 * math.log10(sigma)
+                   - 4.0 * math.log10(kappa) + math.log10(log_terms))
+    value = 512.0 * m_mu**2 * sigma**2 / kappa**4 * log_terms  # inf, not an error, when too big
+    if not math.isfinite(value):
+        raise ValueError(f"{owner}: the required λ_min(V) is about 1e+{log10_value:.0f}, beyond "
+                         f"the largest float ({np.finfo(float).max:.3g}), for kappa = "
+                         f"{format_value(kappa)}, sigma = {format_value(sigma)}, m_mu = "
+                         f"{format_value(m_mu)}: condition (4) cannot be met in floating point")
+    return value
