@@ -39,11 +39,12 @@ DECISION_ID_RULE = (f"1 to {MAX_ID_LENGTH} characters, none of them a control ch
 #: unicode array, so a saved, pickled or copied policy would merge "a" and "a\x00", and
 #: PostgreSQL text cannot hold one) and surrogates (not Unicode scalar values: no UTF-8,
 #: JSON body, database or model file can hold a lone one).
-_ID_FORBIDDEN_CLASS = r"\x00-\x1f\x7f-\x9f\ud800-\udfff"
-_ID_FORBIDDEN = re.compile(f"[{_ID_FORBIDDEN_CLASS}]")
-#: The legal ids as one regular expression (valid in Python and in JSON Schema, e.g. the
-#: service's OpenAPI document).
-DECISION_ID_PATTERN = f"^[^{_ID_FORBIDDEN_CLASS}]{{1,{MAX_ID_LENGTH}}}$"
+_ID_CONTROLS = r"\x00-\x1f\x7f-\x9f"
+_ID_FORBIDDEN = re.compile(f"[{_ID_CONTROLS}\ud800-\udfff]")
+#: The legal ids as a regular expression (Python and JSON Schema) for text that cannot hold
+#: a surrogate: JSON (msgspec refuses a lone surrogate's escape) and UTF-8 (the service's
+#: OpenAPI document). :func:`check_decision_id` also refuses surrogates.
+DECISION_ID_PATTERN = f"^[^{_ID_CONTROLS}]{{1,{MAX_ID_LENGTH}}}$"
 
 @dataclass(frozen=True, eq=False)
 class DecisionEvent:
