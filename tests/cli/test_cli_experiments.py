@@ -56,7 +56,8 @@ def test_plot_command_writes_figures(tmp_path, config, capsys):
     assert (tmp_path / "figs" / "regret_curves.png").stat().st_size > 0
     assert main(["plot", str(store), "--out", str(tmp_path / "plots"), "--formats", "png"]) == 0
     out = capsys.readouterr().out
-    assert "regret_loglog.png" in out and (tmp_path / "plots" / "time_per_round.png").is_file()
+    assert "regret_loglog.png" in out
+    assert (tmp_path / "plots" / "cli-demo" / "time_per_round.png").is_file()
 
 
 def test_bad_config_and_missing_store_are_clear_errors(tmp_path, capsys):

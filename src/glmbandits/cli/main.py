@@ -34,7 +34,8 @@ SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None],
     "results": ("list and summarise a results store (mean ± sd per cell)",
                 add_results_arguments, run_results),
     "plot": ("draw regret curves, log-log regret, regret against d and time per round "
-             "from a results store", add_plot_arguments, run_plot),
+             "from a results store, each experiment apart (one folder each)",
+             add_plot_arguments, run_plot),
     "reproduce": ("check the paper's Theorems 1-2, the regret scaling and Section 5.1's "
                   "condition empirically; writes a Markdown report with figures",
                   add_reproduce_arguments, run_reproduce),

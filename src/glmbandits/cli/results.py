@@ -31,7 +31,8 @@ def run_results(args: argparse.Namespace) -> int:
 def add_plot_arguments(parser: argparse.ArgumentParser) -> None:
     add_store_arguments(parser)
     parser.add_argument("--out", default="glmbandits-plots",
-                        help="folder for the figures (default: ./glmbandits-plots)")
+                        help="folder for the figures, one subfolder per experiment (each "
+                             "experiment is drawn apart; default: ./glmbandits-plots)")
     parser.add_argument("--formats", default="png,svg",
                         help="comma-separated image formats (default: png,svg)")
 
@@ -39,13 +40,14 @@ def add_plot_arguments(parser: argparse.ArgumentParser) -> None:
 def run_plot(args: argparse.Namespace) -> int:
     if not require_extra("plot", "plot", purpose="draws the figures"):
         return 2
-    from ..experiments.plots import plot_store
+    from ..experiments.plots import plot_experiments
 
     runs = open_runs(args)
     if runs is None:
         return 2
     try:
-        paths = plot_store(runs, args.out, [f.strip() for f in args.formats.split(",")])
+        paths = plot_experiments(runs, args.out,
+                                 [f.strip() for f in args.formats.split(",")])
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

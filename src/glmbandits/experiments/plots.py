@@ -1,9 +1,11 @@
 """Plots of experiment results (matplotlib, an optional extra: ``pip install glmbandits[plot]``).
 
 :func:`plot_regret_curves` draws a :class:`ComparisonResult` (``glmbandits run``);
-:func:`plot_store` draws the runs of a results store (``glmbandits plot``): regret
+:func:`plot_store` draws the runs of one experiment of a results store: regret
 curves, log-log regret against T with the fitted slope, regret against d at fixed T,
-time per round, each as PNG and SVG. Each plot has a ``*_figure`` function that builds
+time per round, each as PNG and SVG. :func:`plot_experiments` (``glmbandits plot``)
+draws each experiment of a store apart, in a folder of its own: unrelated experiments
+are never mixed in one figure. Each plot has a ``*_figure`` function that builds
 the matplotlib Figure (what the tests inspect) and a ``plot_*`` function that saves it.
 
 Regret curves are drawn as two panels per problem: the cumulative regret R_t on a
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Hashable, Iterable, Sequence
@@ -30,6 +33,7 @@ from .plot_style import (BASELINES, draw_mean_band, label_log_axis, legend_outsi
                          line_styles, new_figure, save_figure, wrapped)
 
 __all__ = ["CurveSeries", "regret_curves_figure", "plot_regret_curves", "plot_store",
+           "plot_experiments", "experiment_folder",
            "store_curves_figure", "plot_store_curves", "loglog_figure", "plot_loglog",
            "regret_vs_d_figure", "plot_regret_vs_d", "time_per_round_figure",
            "plot_time_per_round", "fit_loglog_slope", "loglog_points", "FIGURE_FORMATS"]
@@ -52,6 +56,12 @@ def fit_loglog_slope(x: Any, y: Any) -> float:
     if np.count_nonzero(keep) < 2 or np.ptp(np.log(x[keep])) == 0:
         return float("nan")
     return float(np.polyfit(np.log(x[keep]), np.log(y[keep]), 1)[0])
+
+
+def _slope_text(x: Any, y: Any) -> str:
+    """``slope 0.52``, or ``slope n/a`` when no slope can be fitted (one point, one x)."""
+    slope = fit_loglog_slope(x, y)
+    return "slope n/a" if np.isnan(slope) else f"slope {slope:.2f}"
 
 
 def _group(runs: Iterable[Any], key: Callable[[Any], Hashable]) -> dict[Hashable, list[Any]]:
@@ -223,7 +233,7 @@ def loglog_figure(runs: Sequence[Any]) -> Any:
         xs += list(x)
         if len(x) >= 20:
             style["marker"] = None
-        axis.loglog(x, y, label=f"{name}: slope {fit_loglog_slope(x, y):.2f}", **style)
+        axis.loglog(x, y, label=f"{name}: {_slope_text(x, y)}", **style)
     axis.set_xlabel("T (rounds)")
     axis.set_ylabel("cumulative regret $R_T$")
     axis.set_title("regret against T, log-log (slope 1/2 = $\\sqrt{T}$)", fontsize=10)
@@ -262,7 +272,7 @@ def regret_vs_d_figure(runs: Sequence[Any]) -> Any | None:
                          for f in finals])
         low = np.minimum(half, mean * (1 - 1e-3))  # a log axis cannot show a band below 0
         axis.errorbar(ds, mean, yerr=[low, half], capsize=3,
-                      label=f"{name}: slope {fit_loglog_slope(ds, mean):.2f}", **style)
+                      label=f"{name}: {_slope_text(ds, mean)}", **style)
     axis.set_xscale("log")
     axis.set_yscale("log")
     axis.set_xlabel("dimension d")
@@ -323,9 +333,20 @@ def plot_time_per_round(runs: Sequence[Any], out: str | os.PathLike,
 
 def plot_store(runs: Sequence[Any], out: str | os.PathLike,
                formats: Sequence[str] = FIGURE_FORMATS) -> list[Path]:
-    """All the store plots: curves, log-log, regret against d (if d varies), time per round."""
+    """All the plots of one experiment: curves, log-log, regret against d (if d varies),
+    time per round, written into ``out``.
+
+    Runs of several experiments are refused (a ``ValueError`` naming them): unrelated
+    problems would share one regret-against-d line; :func:`plot_experiments` draws
+    each apart.
+    """
     if not any(run.ok for run in runs):
         raise ValueError("plot_store: runs must hold at least one successful run, got none")
+    experiments = list(dict.fromkeys(run.experiment for run in runs))
+    if len(experiments) > 1:
+        raise ValueError(f"plot_store: runs must come from one experiment, got "
+                         f"{len(experiments)} ({', '.join(experiments)}); plot each apart "
+                         "(plot_experiments, or glmbandits plot --experiment NAME)")
     for fmt in formats:
         if fmt not in ("png", "svg", "pdf"):
             raise ValueError(f"plot_store: formats must be among ['png', 'svg', 'pdf'], "
@@ -333,4 +354,43 @@ def plot_store(runs: Sequence[Any], out: str | os.PathLike,
     paths = []
     for plot in (plot_store_curves, plot_loglog, plot_regret_vs_d, plot_time_per_round):
         paths += plot(runs, out, formats)
+    return paths
+
+
+def experiment_folder(experiment: str) -> str:
+    """The folder name of an experiment's figures: its name, with every character other
+    than letters, digits, ``.``, ``_`` and ``-`` replaced by ``_``.
+
+    Examples
+    --------
+    >>> experiment_folder("run-logistic-d10-K20-norm3-T3000")
+    'run-logistic-d10-K20-norm3-T3000'
+    >>> experiment_folder("sweep/2024 v2")
+    'sweep_2024_v2'
+    """
+    name = re.sub(r"[^A-Za-z0-9._-]", "_", experiment).strip(".")
+    return name or "experiment"
+
+
+def plot_experiments(runs: Sequence[Any], out: str | os.PathLike,
+                     formats: Sequence[str] = FIGURE_FORMATS) -> list[Path]:
+    """The plots of every experiment among ``runs``, each apart: ``out/EXPERIMENT/*.png``.
+
+    Experiments without a successful run are skipped; it is an error when none has one.
+    """
+    groups = _group(runs, lambda run: run.experiment)
+    drawn = {name: members for name, members in groups.items()
+             if any(run.ok for run in members)}
+    if not drawn:
+        raise ValueError("plot_experiments: runs must hold at least one successful run, "
+                         "got none")
+    folders = _group(drawn, experiment_folder)
+    clashes = [names for names in folders.values() if len(names) > 1]
+    if clashes:
+        raise ValueError(f"plot_experiments: experiments {clashes[0]} would share the folder "
+                         f"{experiment_folder(clashes[0][0])!r}; plot them one at a time "
+                         "(--experiment NAME, --out FOLDER)")
+    paths = []
+    for name, members in drawn.items():
+        paths += plot_store(members, Path(out) / experiment_folder(name), formats)
     return paths
