@@ -1,4 +1,5 @@
-"""``glmbandits serve`` (the decision service) and ``glmbandits export`` (its log as Parquet)."""
+"""``glmbandits serve`` (the decision service), ``glmbandits export`` (its log as Parquet) and
+``glmbandits recover`` (a log that no longer replays, rebuilt from the events it can trust)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from pathlib import Path
 
 from .common import require_extra
 
-__all__ = ["add_serve_arguments", "run_serve", "add_export_arguments", "run_export"]
+__all__ = ["add_serve_arguments", "run_serve", "add_export_arguments", "run_export",
+           "add_recover_arguments", "run_recover"]
 
 
 def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
@@ -71,6 +73,8 @@ def run_serve(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     from ..service.errors import StoreMismatchError
+    from ..service.log_lock import LogInUseError
+    from ..service.replay import ReplayMismatchError
     from ..service.server import run_learner, run_server
 
     try:
@@ -79,9 +83,92 @@ def run_serve(args: argparse.Namespace) -> int:
         return run_server(config, host=args.host, port=args.port, db=args.db,
                           log_level=args.log_level, access_log=args.access_log,
                           role=args.role)
+    except LogInUseError as error:
+        print(f"error: glmbandits serve: {error}", file=sys.stderr)
+        return 2
+    except ReplayMismatchError as error:
+        print(_does_not_replay(error, args.config, args.db or config.db), file=sys.stderr)
+        return 2
     except (StoreMismatchError, ValueError, ImportError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+
+
+def _does_not_replay(error: Exception, config: str, db: str) -> str:
+    """The one-paragraph answer to a log that does not replay: what, why, how to recover."""
+    from ..data.postgres_locks import redact_url
+
+    command = f"glmbandits recover {config} --db {redact_url(db)}"
+    return (f"error: glmbandits serve: the event log {redact_url(db)} does not replay, so the "
+            f"service did not start and nothing was changed: {error}. This is what a log "
+            "written by two processes at once looks like (before the log lock, nothing "
+            "stopped a second 'glmbandits serve' on the same log: both handed out actions "
+            "and interleaved their events); a log written by another glmbandits, numpy or BLAS "
+            "build, or a damaged one, looks the same (replay is exact only within one build: "
+            "then go back to that build instead). To see which events can be trusted, run "
+            f"'{command}': it replays the log from its first event and reports the longest "
+            "prefix that replays exactly; with --apply it keeps that prefix, moves the events "
+            "after it and the snapshots out of the log (into a file beside it; nothing is "
+            "deleted) and writes a new snapshot, after which 'glmbandits serve' starts "
+            "(docs/service.md, \"One service per log\").")
+
+
+def add_recover_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("config", metavar="CONFIG", help="the service's TOML config")
+    parser.add_argument("--db", default=None, metavar="URL",
+                        help="the event log (default: the config's), as for glmbandits serve")
+    parser.add_argument("--apply", action="store_true",
+                        help="keep the trusted prefix: move the events after it and the "
+                             "snapshots out of the log (nothing is deleted) and write a new "
+                             "snapshot; without it, only report")
+
+
+def run_recover(args: argparse.Namespace) -> int:
+    from ..service.config import ConfigError, load_config
+
+    if not require_extra("recover", "serve", purpose="the decision service's log"):
+        return 2
+    try:
+        config = load_config(args.config)
+        from ..service.store import parse_db_url
+
+        db = args.db if args.db is not None else config.db
+        scheme, location = parse_db_url(db)
+    except (ConfigError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    if scheme == "sqlite" and not Path(location).is_file():
+        print(f"error: --db must name an existing event log, got {db!r}", file=sys.stderr)
+        return 2
+    from ..service.core import check_store_config
+    from ..service.errors import StoreMismatchError
+    from ..service.log_lock import LogInUseError
+    from ..service.recover import apply_recovery, plan_recovery
+    from ..service.store import open_store
+
+    try:
+        store = open_store(db)
+    except (ValueError, ImportError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    try:
+        store.claim_topology("single")  # no service may write while the log is recovered
+        check_store_config(config, store)
+        plan = plan_recovery(config, store)
+        if plan.needed and args.apply:
+            apply_recovery(config, store, plan)
+    except (LogInUseError, StoreMismatchError, ValueError) as error:
+        print(f"error: glmbandits recover: {error}", file=sys.stderr)
+        return 2
+    finally:
+        store.close()
+    print(plan.summary())
+    if not plan.needed:
+        print("nothing to recover: the service starts from this log as it is")
+    elif not args.apply:
+        print("nothing was changed; run again with --apply to keep the trusted prefix (the "
+              "rest is moved out of the log, not deleted)")
+    return 0
 
 
 def add_export_arguments(parser: argparse.ArgumentParser) -> None:

@@ -8,6 +8,9 @@
   takes over when the first releases the lock or its connection dies (PostgreSQL
   drops a session's advisory locks when the session ends, ``kill -9`` of the
   process included).
+* :func:`try_advisory_lock` takes a session-level lock (exclusive or shared) at once or
+  not at all, and :func:`lock_holders` says which sessions hold one (the service's
+  "one ``--role all`` per database" lock, whose refusal names the holder).
 * :func:`connect` opens a connection the way every glmbandits component does, and
   :func:`apply_migrations` creates or migrates one component's tables with a recorded
   schema version (the event log of :mod:`.postgres_event_log` and the service's store
@@ -32,7 +35,8 @@ from urllib.parse import urlsplit, urlunsplit
 from .._validation import check_positive
 
 __all__ = ["require_psycopg", "advisory_key", "learner_lock", "AdvisoryLock",
-           "LEARNER_LOCK_NAME", "redact_url", "connect", "apply_migrations"]
+           "LEARNER_LOCK_NAME", "redact_url", "connect", "apply_migrations",
+           "try_advisory_lock", "lock_holders"]
 
 #: The default name of the learner's lock (one learner per database).
 LEARNER_LOCK_NAME = "glmbandits.learner"
@@ -175,16 +179,61 @@ class AdvisoryLock:
         ``pg_terminate_backend``) lost the lock, and another learner may hold it now.
         """
         psycopg = require_psycopg("AdvisoryLock.held")
-        unsigned = self.key & 0xFFFF_FFFF_FFFF_FFFF
         try:
             row = self.connection.execute(
-                "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' "
-                "AND pid = pg_backend_pid() AND granted AND classid = %s::oid "
-                "AND objid = %s::oid AND objsubid = 1)",
-                (unsigned >> 32, unsigned & 0xFFFF_FFFF)).fetchone()
+                f"SELECT EXISTS (SELECT 1 FROM pg_locks WHERE {_LOCK_ROW} "
+                "AND pid = pg_backend_pid())", _lock_row_params(self.key)).fetchone()
         except psycopg.OperationalError:
             return False
         return bool(row[0])
+
+
+#: The rows of ``pg_locks`` granted for one bigint advisory key in this database.
+_LOCK_ROW = ("locktype = 'advisory' AND granted AND classid = %s::oid AND objid = %s::oid "
+             "AND objsubid = 1 AND database = (SELECT oid FROM pg_database WHERE "
+             "datname = current_database())")
+
+
+def _lock_row_params(key: int) -> tuple[int, int]:
+    unsigned = key & 0xFFFF_FFFF_FFFF_FFFF
+    return unsigned >> 32, unsigned & 0xFFFF_FFFF
+
+
+def try_advisory_lock(connection: Any, name: int | str, *,
+                      shared: bool = False) -> AdvisoryLock | None:
+    """Take the session-level advisory lock ``name`` on ``connection`` now, or return None.
+
+    ``shared``: any number of sessions hold it together, and none while one holds it
+    exclusively (``pg_try_advisory_lock_shared``). The lock lasts until
+    ``pg_advisory_unlock`` or the end of the session (the process killed, the connection
+    cut, or closed), so a crashed holder never blocks the next one. ``connection`` must
+    be in autocommit mode (see :func:`learner_lock`).
+    """
+    if not connection.autocommit:
+        raise ValueError("try_advisory_lock: connection must be in autocommit mode "
+                         "(psycopg.connect(url, autocommit=True)), got autocommit=False")
+    key = advisory_key(name)
+    function = "pg_try_advisory_lock_shared" if shared else "pg_try_advisory_lock"
+    if not connection.execute(f"SELECT {function}(%s)", (key,)).fetchone()[0]:
+        return None
+    return AdvisoryLock(key, name, 0.0, connection)
+
+
+def lock_holders(connection: Any, name: int | str) -> list[dict[str, Any]]:
+    """The sessions of this database that hold the advisory lock ``name``, oldest first:
+    ``pid`` (the server's backend), ``application_name``, ``client_addr`` (None over a
+    local socket), ``backend_start`` and ``mode`` (``ExclusiveLock`` or ``ShareLock``).
+
+    The sessions of other users show with ``application_name`` empty unless this user
+    may read all statistics (``pg_read_all_stats``).
+    """
+    rows = connection.execute(
+        "SELECT l.pid, a.application_name, host(a.client_addr), a.backend_start, l.mode "
+        f"FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid WHERE {_LOCK_ROW} "
+        "ORDER BY a.backend_start", _lock_row_params(advisory_key(name))).fetchall()
+    return [{"pid": pid, "application_name": application or "", "client_addr": address,
+             "backend_start": start, "mode": mode}
+            for pid, application, address, start, mode in rows]
 
 
 @contextmanager

@@ -47,7 +47,7 @@ from .config import ServiceConfig
 from .errors import (Conflict, Invalid, NotFound, ServiceError, StoreMismatchError,
                      Unavailable, decision_answer, field_of)
 from .events import Event, LogSink, total_keys
-from .replay import policy_from_snapshot, replay_events
+from .replay import check_restored, policy_from_snapshot, replay_events
 from .snapshot import encode_snapshot
 from .store import Store
 
@@ -159,11 +159,13 @@ class DecisionService:
                 yield event
 
         replay_events(policy, tail())
+        totals = self.store.totals()
+        check_restored(policy, totals, log=self.store.url, snapshot_seq=after)
         policy.event_log = self._sink
         self.policy = policy
         self.snapshot_seq = after
         self.restored_from = {"snapshot_seq": after, "replayed_events": replayed[0]}
-        self._totals = self.store.totals()
+        self._totals = totals
 
     def stop(self, *, snapshot: bool = True, timeout: float = 30.0) -> None:
         """Answer what is queued, stop the worker, write a snapshot, close the store."""

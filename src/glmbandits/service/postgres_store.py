@@ -21,6 +21,14 @@ API processes). Its tables, created and migrated by the service itself
   :data:`KEEP_VERSIONS` are deleted.
 * ``glmbandits_service_meta``: key/value (the config fingerprint, the topology).
 
+**One ``--role all`` per database.** :meth:`PostgresStore.claim_topology` takes the
+store's serve lock on its writer's session before anything is written: exclusive for a
+``--role all`` process, shared for API processes and the learner. A second process
+that cannot have it is refused with :class:`~glmbandits.service.log_lock.LogInUseError`,
+naming the sessions that hold it (their ``application_name`` carries the holder's pid
+and host). The server releases the lock with the session, so a killed holder blocks
+nobody; a writer that reconnects takes it again before writing, or refuses to write.
+
 **Commit order.** ``bigserial`` values are drawn at INSERT, not at COMMIT. Every
 append transaction therefore takes ``pg_advisory_xact_lock`` on the store's append
 key before inserting: appends are serialised until their commit, so sequence order
@@ -38,12 +46,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import socket
 import threading
 from typing import Any, Iterator
 
-from ..data.postgres_locks import (advisory_key, apply_migrations, connect, redact_url,
-                                   require_psycopg)
+from ..data.postgres_locks import (advisory_key, apply_migrations, connect, lock_holders,
+                                   redact_url, require_psycopg, try_advisory_lock)
 from .events import ROW_COLUMNS, Event, event_from_row, event_row, page_events, total_keys
+from .log_lock import LogInUseError
 
 __all__ = ["PostgresStore", "ModelVersion", "MIGRATIONS", "SCHEMA_VERSION", "KEEP_VERSIONS",
            "CHANNEL"]
@@ -152,6 +163,9 @@ class PostgresStore:
         #: the schema the tables live in; lock keys are per schema
         self.schema = str(schema)
         self.append_key = advisory_key(f"glmbandits.service.append:{self.schema}")
+        #: held by every serving process: exclusively by --role all, shared by the others
+        self.serve_key = advisory_key(f"glmbandits.service.serve:{self.schema}")
+        self._claimed: str | None = None
         self._reader = self.connect("glmbandits-service-reader")
         self._reader_lock = threading.Lock()
         self._pending: list[Event] = []
@@ -201,7 +215,14 @@ class PostgresStore:
     def _live_writer(self) -> Any:
         if self._writer.closed or self._writer.broken:
             self._writer.close()
-            self._writer = self.connect("glmbandits-service")
+            writer = self.connect("glmbandits-service")
+            if self._claimed is not None:  # the lock went with the old session
+                try:
+                    self._take_serve_lock(writer, self._claimed)
+                except BaseException:
+                    writer.close()
+                    raise
+            self._writer = writer
         return self._writer
 
     def write_snapshot(self, seq: int, data: bytes) -> None:
@@ -240,7 +261,19 @@ class PostgresStore:
         """Record how this log is served (``"single"``: ``--role all``; ``"scale-out"``: API
         processes and a learner), or refuse with ValueError if it was served the other way:
         a ``--role all`` service replays decisions by deciding again, a learner registers
-        them, and the two logs are not interchangeable."""
+        them, and the two logs are not interchangeable.
+
+        First the serve lock is taken on the writer's session, for as long as it lives
+        (see the module docstring): a ``"single"`` claim while any process serves the
+        database, or a ``"scale-out"`` one while a ``--role all`` process does, raises
+        :class:`~glmbandits.service.log_lock.LogInUseError` naming the holders.
+        """
+        if topology not in ("single", "scale-out"):
+            raise ValueError(f"{self.url}: topology must be 'single' or 'scale-out', got "
+                             f"{topology!r}")
+        if self._claimed != topology:
+            self._take_serve_lock(self._live_writer(), topology)
+            self._claimed = topology
         self._live_writer().execute(
             "INSERT INTO glmbandits_service_meta (key, value) VALUES ('topology', %s) "
             "ON CONFLICT (key) DO NOTHING", (topology,))
@@ -249,6 +282,64 @@ class PostgresStore:
             raise ValueError(f"{self.url}: this event log is served as {stored!r} (the role "
                              f"{'all' if stored == 'single' else 'api/learner'}); it cannot be "
                              f"served as {topology!r}. Use another database or schema.")
+
+    def set_aside(self, after: int, label: str) -> tuple[int, str]:
+        """Move the events with ``seq > after`` and every model version into new tables of
+        this schema, ``glmbandits_set_aside_<label>_events`` and ``..._versions``, and
+        recount the counters; returns (how many events were moved, the events table).
+
+        One transaction (the append-only trigger is disabled inside it only, which needs
+        the tables' owner): the events are in one table or the other, never in neither.
+        Call it holding the log (:meth:`claim_topology` ``"single"``).
+        """
+        sql = self._psycopg.sql
+        if self._claimed != "single":
+            raise RuntimeError(f"{self.url}: set_aside needs the log held (claim_topology)")
+        if not label.replace("_", "").isalnum() or not label.isascii():
+            raise ValueError(f"set_aside: label must be letters, digits and _, got {label!r}")
+        prefix = f"glmbandits_set_aside_{label.lower()}"
+        events, versions = sql.Identifier(f"{prefix}_events"), sql.Identifier(f"{prefix}_versions")
+        connection = self._live_writer()
+        with connection.transaction():
+            connection.execute("SELECT pg_advisory_xact_lock(%s)", (self.append_key,))
+            moved = connection.execute(sql.SQL(
+                f"CREATE TABLE {{}} AS SELECT * FROM {_EVENTS} WHERE seq > %s ORDER BY seq"
+            ).format(events), (after,)).rowcount
+            connection.execute(sql.SQL(f"CREATE TABLE {{}} AS SELECT * FROM {_VERSIONS}")
+                               .format(versions))
+            connection.execute(f"ALTER TABLE {_EVENTS} DISABLE TRIGGER {_EVENTS}_append_only")
+            connection.execute(f"DELETE FROM {_EVENTS} WHERE seq > %s", (after,))
+            connection.execute(f"ALTER TABLE {_EVENTS} ENABLE TRIGGER {_EVENTS}_append_only")
+            connection.execute(f"DELETE FROM {_VERSIONS}")
+            counts: dict[str, int] = {}
+            for kind, status, count in connection.execute(
+                    f"SELECT kind, status, count(*) FROM {_EVENTS} GROUP BY kind, status"):
+                for key in total_keys(kind, status):
+                    counts[key] = counts.get(key, 0) + int(count)
+            connection.execute("DELETE FROM glmbandits_service_counters")
+            if counts:
+                connection.cursor().executemany(_COUNT, sorted(counts.items()))
+        return int(moved), f"{prefix}_events"
+
+    def _take_serve_lock(self, connection: Any, topology: str) -> None:
+        """The serve lock on ``connection`` (exclusive for ``"single"``), or LogInUseError."""
+        role = "all" if topology == "single" else "scale-out"
+        name = f"glmbandits {role} pid={os.getpid()} host={socket.gethostname()}"
+        connection.execute("SELECT set_config('application_name', %s, false)", (name[:63],))
+        if try_advisory_lock(connection, self.serve_key, shared=topology != "single"):
+            return
+        holders = "; ".join(
+            f"{holder['application_name'] or 'another session'} (PostgreSQL backend "
+            f"{holder['pid']}, "
+            + (f"from {holder['client_addr']}" if holder["client_addr"] else "local socket")
+            + f", since {holder['backend_start']:%Y-%m-%d %H:%M:%S %Z})"
+            for holder in lock_holders(connection, self.serve_key)) or "a session that ended"
+        raise LogInUseError(
+            f"the event log {self.url} (schema {self.schema}) is already served by: {holders}. "
+            "A --role all process serves a database alone (two would hand out the same "
+            "actions and corrupt the log); api and learner processes share it with each "
+            "other, never with --role all. Stop that process first, or use another "
+            "database or schema.", log=self.url, holder=holders)
 
     # -- reading (any thread) -----------------------------------------------------------
     def _rows(self, sql: str, params: tuple = ()) -> list[tuple]:

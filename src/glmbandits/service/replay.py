@@ -24,15 +24,39 @@ from ..policies.decisions import UnknownDecisionError
 from .events import Event
 
 __all__ = ["apply_event", "replay_events", "rebuild_from_log", "ReplayMismatchError",
-           "learn_event", "rebuild_learner_from_log", "policy_from_snapshot"]
+           "learn_event", "rebuild_learner_from_log", "policy_from_snapshot",
+           "expected_totals", "check_restored"]
 
 
 class ReplayMismatchError(RuntimeError):
-    """Replaying the log did not reproduce a logged outcome (wrong config or a damaged log)."""
+    """Replaying the log did not reproduce it: a logged outcome differs, the policy refuses
+    a logged call, or the restored policy does not account for every event of the log (a
+    log written by two processes at once, by another config or build, or damaged).
+
+    ``seq`` is the first event that does not replay (None when the counts disagree).
+    """
+
+    def __init__(self, message: str, seq: int | None = None) -> None:
+        super().__init__(message)
+        self.seq = seq
 
 
 def apply_event(policy: Any, event: Event) -> None:
-    """Apply one logged event to ``policy`` (which must not have an ``event_log`` set)."""
+    """Apply one logged event to ``policy`` (which must not have an ``event_log`` set).
+
+    Raises :class:`ReplayMismatchError` if the replayed call does not give the logged
+    outcome, or if the policy refuses it (e.g. a reward for a decision it never made).
+    """
+    try:
+        _apply(policy, event)
+    except (UnknownDecisionError, ValueError, TypeError) as error:
+        what = f"{event.kind} {event.decision_id!r}" if event.decision_id else event.kind
+        raise ReplayMismatchError(
+            f"replay: event {event.seq} ({what}) is refused by the replayed policy ({error}); "
+            "the log holds a call the policy it describes never accepted", event.seq) from None
+
+
+def _apply(policy: Any, event: Event) -> None:
     if event.kind in ("decision", "retry"):
         excluded = None if event.excluded is None else list(event.excluded)
         # a shadow decision (policy_action logged) showed the client's default: re-apply it
@@ -45,22 +69,23 @@ def apply_event(policy: Any, event: Event) -> None:
                     f"replay: event {event.seq} (shadow decision {event.decision_id!r}) "
                     f"logged policy_action {event.policy_action} but the replayed policy "
                     f"chose {decision.policy_action}; the log was written by a policy with "
-                    "another config, or is damaged")
+                    "another config, or is damaged", event.seq)
         elif event.kind == "decision" and decision.action != event.action:
             raise ReplayMismatchError(
                 f"replay: event {event.seq} (decision {event.decision_id!r}) logged action "
                 f"{event.action} but the replayed policy chose {decision.action}; the log was "
-                "written by a policy with another config, or is damaged")
+                "written by a policy with another config, or is damaged", event.seq)
     elif event.kind == "reward":
         status = policy.reward(event.decision_id, event.reward, now=event.timestamp)
         if status != event.status:
             raise ReplayMismatchError(
                 f"replay: event {event.seq} (reward of {event.decision_id!r}) was logged as "
-                f"{event.status!r} but replays as {status!r}")
+                f"{event.status!r} but replays as {status!r}", event.seq)
     elif event.kind == "expire":
         policy.expire(event.older_than, now=event.timestamp)
     elif event.kind != "expiry":
-        raise ReplayMismatchError(f"replay: event {event.seq} has an unknown kind {event.kind!r}")
+        raise ReplayMismatchError(f"replay: event {event.seq} has an unknown kind {event.kind!r}",
+                                  event.seq)
 
 
 def replay_events(policy: Any, events: Iterable[Event]) -> int:
@@ -89,6 +114,59 @@ def policy_from_snapshot(config: Any, store: Any) -> tuple[Any, int]:
         policy = decode_snapshot(data)
     policy.event_log = None
     return policy, after
+
+
+#: The policy's decision counts (``decision_statistics``) and the log's totals
+#: (``Store.totals``, keyed as :func:`~glmbandits.service.events.total_keys`) that count
+#: the same events: each count is one kind of row of the log.
+_COUNTED_AS = {"decided": "decisions", "retried": "retries",
+               **{status: f"rewards_{status}" for status in ("learned", "held", "duplicate",
+                                                             "late")},
+               **{f"expired_{outcome}": f"expiries_{outcome}"
+                  for outcome in ("dropped", "default", "learned")}}
+
+
+def expected_totals(statistics: dict[str, int]) -> dict[str, int]:
+    """The log totals a policy with these ``decision_statistics`` has written (nonzero ones).
+
+    A served policy writes one row for each count it adds (a ``decision`` for
+    ``decided``, a ``reward`` with its status, an ``expiry`` with its outcome, a
+    ``retry``), so after a restore its counts must equal the log's totals.
+
+    Examples
+    --------
+    >>> expected_totals({"decided": 3, "retried": 0, "learned": 2, "late": 1,
+    ...                  "expired_dropped": 1, "pending": 0})
+    {'decisions': 3, 'rewards_learned': 2, 'rewards_late': 1, 'expiries_dropped': 1, 'rewards': 3}
+    """
+    out = {total: int(statistics.get(count, 0)) for count, total in _COUNTED_AS.items()
+           if statistics.get(count, 0)}
+    rewards = sum(value for key, value in out.items() if key.startswith("rewards_"))
+    if rewards:
+        out["rewards"] = rewards
+    return out
+
+
+def check_restored(policy: Any, totals: dict[str, int], *, log: str, snapshot_seq: int) -> None:
+    """Refuse (:class:`ReplayMismatchError`) a restored policy whose counts differ from the
+    log's ``totals``: it did not see every event of the log.
+
+    This is what a log written by two processes at once looks like after a restart
+    that starts from a snapshot: the snapshot holds one process's decisions only, and
+    the other's would be forgotten (their rewards answered 404). It costs nothing:
+    the totals are read at every start anyway.
+    """
+    expected = expected_totals(policy.decision_statistics)
+    logged = {key: value for key, value in totals.items() if value}
+    if logged == expected:
+        return
+    differ = ", ".join(f"{key}: {logged.get(key, 0)} in the log, {expected.get(key, 0)} in "
+                       "the policy" for key in sorted(set(logged) | set(expected))
+                       if logged.get(key, 0) != expected.get(key, 0))
+    raise ReplayMismatchError(
+        f"restore: the policy restored from {log} (the snapshot at seq {snapshot_seq} and "
+        f"the events after it) does not account for every event of the log ({differ}); "
+        "the snapshot was written by a process that did not see them all")
 
 
 def rebuild_from_log(config: Any, store: Any) -> Any:

@@ -57,6 +57,12 @@ def start_service(config: ServiceConfig, db: str | None = None,
     ``role`` ``"all"``: one process decides, learns and snapshots (SQLite or
     PostgreSQL); ``"api"``: a scale-out API process (PostgreSQL only, see
     :mod:`.api_role`).
+
+    The store is claimed first (``Store.claim_topology``): the process holds the log
+    until the service stops, and a log another process serves is refused with
+    :class:`~glmbandits.service.log_lock.LogInUseError` before anything is read. A log
+    that does not replay (written by two processes at once, for one) is refused with
+    :class:`~glmbandits.service.replay.ReplayMismatchError` (``glmbandits recover``).
     """
     if role not in ("all", "api"):
         raise ValueError(f"start_service: role must be 'all' or 'api' (a learner serves no "
@@ -69,8 +75,7 @@ def start_service(config: ServiceConfig, db: str | None = None,
             from .api_role import ApiService
 
             return ApiService(config, store).start()
-        if hasattr(store, "claim_topology"):
-            store.claim_topology("single")
+        store.claim_topology("single")
         return DecisionService(config, store).start()
     except BaseException:
         store.close()

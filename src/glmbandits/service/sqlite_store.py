@@ -20,17 +20,26 @@ writer waits for that remainder only, and the WAL stays near ``wal_limit`` pages
 plus one interval's writes. Durability is SQLite's
 own: a checkpoint only copies committed frames and syncs like the writer
 (``synchronous``), so a crash at any point loses no committed event.
+
+One process serves a log: :meth:`SQLiteStore.claim_topology` takes the log's lock
+(:class:`~glmbandits.service.log_lock.FileLogLock`, ``<db>.lock``) until
+:meth:`SQLiteStore.close`; a store opened only to read takes none.
+:meth:`SQLiteStore.set_aside` is the recovery's move of a log's untrusted tail into a
+file beside it (``glmbandits recover``).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
+import os
 import sqlite3
 import threading
 from typing import Iterator
 
 from .events import ROW_COLUMNS, Event, event_row, page_events
+from .log_lock import FileLogLock
 
 __all__ = ["SQLiteStore"]
 
@@ -152,6 +161,7 @@ class SQLiteStore:
         self._checkpoint_interval = checkpoint_interval
         self._wal_limit = wal_limit
         self._stop = threading.Event()
+        self._lock_file: FileLogLock | None = None
         self._checkpointer: threading.Thread | None = None
         if checkpoint_interval is not None:
             self._db.execute("PRAGMA wal_autocheckpoint=0")
@@ -304,6 +314,60 @@ class SQLiteStore:
             self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
                              (key, value))
 
+    # -- one service per log ------------------------------------------------------------
+    def claim_topology(self, topology: str, role: str = "glmbandits serve") -> None:
+        """Hold the log for this process until :meth:`close` (``topology`` must be
+        ``"single"``: a SQLite log is served by one process, ``--role all``).
+
+        Raises :class:`~glmbandits.service.log_lock.LogInUseError`, naming the log and
+        the holder's pid and host, if another process (or another store of this one)
+        holds it; ``role`` is what the lock file says about this holder.
+        """
+        if topology != "single":
+            raise ValueError(f"{self.url}: a SQLite event log is served by one process "
+                             f"(topology 'single', --role all), got {topology!r}")
+        if self._lock_file is None:
+            self._lock_file = FileLogLock(self.path, log=self.url).acquire(role)
+
+    def set_aside(self, after: int, label: str) -> tuple[int, str]:
+        """Move the events with ``seq > after`` and every snapshot into a new SQLite file
+        beside the log, ``<db>.set-aside-<label>.db`` (same tables; its meta says where
+        they came from); returns (how many events were moved, that file).
+
+        Copied and committed first, then deleted from this log in one transaction: a
+        crash in between leaves them in both, never in neither. Sequence numbers are
+        not reused: the next event gets the number after the largest one ever given.
+        Call it holding the log (:meth:`claim_topology`).
+        """
+        if self._lock_file is None:
+            raise RuntimeError(f"{self.url}: set_aside needs the log held (claim_topology)")
+        destination = f"{self.path}.set-aside-{label}.db"
+        if os.path.exists(destination):
+            raise FileExistsError(f"set_aside: {destination} exists; choose another label")
+        aside = _connect(destination, self._synchronous)
+        try:
+            aside.executescript(_SCHEMA)
+            aside.execute("ATTACH DATABASE ? AS log", (self.path,))
+            with aside:
+                aside.execute("BEGIN IMMEDIATE")
+                moved = aside.execute(f"INSERT INTO main.events ({_COLUMNS}) SELECT {_COLUMNS} "
+                                      "FROM log.events WHERE seq > ?", (after,)).rowcount
+                aside.execute("INSERT INTO main.snapshots (seq, created, sha256, data) "
+                              "SELECT seq, created, sha256, data FROM log.snapshots")
+                aside.execute("INSERT INTO main.meta SELECT key, value FROM log.meta")
+                aside.execute("INSERT OR REPLACE INTO main.meta (key, value) VALUES "
+                              "('set_aside_from', ?)",
+                              (json.dumps({"log": self.url, "after_seq": after}),))
+            aside.execute("DETACH DATABASE log")
+        finally:
+            aside.close()
+        with self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.execute("DELETE FROM events WHERE seq > ?", (after,))
+            self._db.execute("DELETE FROM snapshots")
+        self._last_seq = None
+        return int(moved), destination
+
     # -- reading (any thread) -----------------------------------------------------------
     def _reader(self) -> sqlite3.Connection:
         reader = getattr(self._local, "reader", None)
@@ -364,3 +428,6 @@ class SQLiteStore:
         if reader is not None:
             reader.close()
             self._local.reader = None
+        if self._lock_file is not None:  # last: the log is complete before another takes it
+            self._lock_file.release()
+            self._lock_file = None

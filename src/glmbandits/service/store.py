@@ -54,8 +54,18 @@ class Store(Protocol):
     def set_meta(self, key: str, value: str) -> None:
         """Set a metadata value (committed at once)."""
 
+    def claim_topology(self, topology: str) -> None:
+        """Hold the log for this process until :meth:`close` (``"single"``: ``--role all``,
+        alone; ``"scale-out"``: API processes and a learner, PostgreSQL only), or raise
+        :class:`~glmbandits.service.log_lock.LogInUseError` naming the holder. A store
+        opened only to read (``glmbandits export``) claims nothing."""
+
+    def set_aside(self, after: int, label: str) -> tuple[int, str]:
+        """Move the events after seq ``after`` and the snapshots out of the log, into a
+        place named with ``label`` (``glmbandits recover --apply``); (events moved, where)."""
+
     def close(self) -> None:
-        """Release the database."""
+        """Release the database (and the log, if this store claimed it)."""
 
 
 def parse_db_url(url: str) -> tuple[str, str]:
