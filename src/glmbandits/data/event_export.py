@@ -255,47 +255,189 @@ def write_joined_parquet(joined: JoinedDecisions, path: str | Path, *,
     return path
 
 
+#: The columns :func:`read_parquet_columns` needs (``policy_action`` too, when present: version 2).
+PARQUET_COLUMNS = ("sequence", "decision_id", "n_actions", "n_features", "contexts",
+                   "probabilities", "action", "propensity", "reward", "reward_source")
+#: The values of ``reward_source`` besides null (see :class:`JoinedDecisions`).
+REWARD_SOURCES = ("learned", "sum", "default")
+
+
+def _export_info(table: Any, where: str) -> dict[str, Any]:
+    """The checked ``glmbandits.event_log`` metadata of an export (schema version, counts)."""
+    raw = (table.schema.metadata or {}).get(b"glmbandits.event_log")
+    if raw is None:
+        raise ValueError(f"{where}: the file was not written by "
+                         "glmbandits.data.export_parquet (no glmbandits.event_log metadata)")
+    try:
+        info = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as error:
+        raise ValueError(f"{where}: the glmbandits.event_log metadata is not valid JSON "
+                         f"({error})") from None
+    if not isinstance(info, dict):
+        raise ValueError(f"{where}: the glmbandits.event_log metadata must be a JSON object, "
+                         f"got {type(info).__name__}")
+    version = info.get("schema_version")
+    if isinstance(version, bool) or not isinstance(version, int) or not (
+            1 <= version <= SCHEMA_VERSION):
+        raise ValueError(f"{where}: the export has schema version {version!r}; this "
+                         f"glmbandits reads 1 to {SCHEMA_VERSION}")
+    counts = info.get("counts", {})
+    if not isinstance(counts, dict) or not all(
+            isinstance(key, str) and isinstance(value, int) and not isinstance(value, bool)
+            for key, value in counts.items()):
+        raise ValueError(f"{where}: the glmbandits.event_log metadata 'counts' must map names "
+                         f"to counts (integers), got {str(counts)[:80]}")
+    return info
+
+
+def _parquet_column(table: Any, name: str, kind: str, where: str, *,
+                    nullable: bool = False) -> Any:
+    """Column ``name`` as one array, of ``kind`` ("integers", "numbers", "strings", "a list
+    of numbers", "a list of lists of numbers"), with nulls only where ``nullable``."""
+    import pyarrow as pa
+
+    types = pa.types
+
+    def is_list(t: Any) -> bool:
+        return types.is_list(t) or types.is_large_list(t) or types.is_fixed_size_list(t)
+
+    def is_number(t: Any) -> bool:
+        return types.is_integer(t) or types.is_floating(t)
+
+    found = len(table.schema.get_all_field_indices(name))
+    if found == 0:
+        raise ValueError(f"{where}: column {name!r} is missing (an export of "
+                         f"glmbandits.data.export_parquet has {list(PARQUET_COLUMNS)})")
+    if found > 1:
+        raise ValueError(f"{where}: column {name!r} appears {found} times")
+    t = table.schema.field(name).type
+    ok = {"integers": types.is_integer,
+          "numbers": is_number,
+          "strings": lambda t: types.is_string(t) or types.is_large_string(t),
+          "a list of numbers": lambda t: is_list(t) and is_number(t.value_type),
+          "a list of lists of numbers": lambda t: (is_list(t) and is_list(t.value_type)
+                                                   and is_number(t.value_type.value_type)),
+          }[kind](t)
+    if not ok:
+        verb = "be" if kind.startswith("a ") else "hold"
+        raise ValueError(f"{where}: column {name!r} must {verb} {kind}, got {t}")
+    array = table.column(name).combine_chunks()
+    if not nullable and array.null_count:
+        raise ValueError(f"{where}: column {name!r} must have no nulls, got {array.null_count}")
+    return array
+
+
+def _flat_numbers(array: Any) -> np.ndarray:
+    return np.asarray(array.to_numpy(zero_copy_only=False), dtype=np.float64)
+
+
 def read_parquet_columns(path: str | Path, owner: str) -> dict[str, Any]:
-    """The columns of a file written by :func:`export_parquet`, decoded to numpy."""
-    _require_pyarrow(owner)
+    """The columns of a file written by :func:`export_parquet`, decoded to numpy.
+
+    Every column the reader uses is checked first (present once, of its type, nulls only
+    where the export writes them, lists whose lengths agree with ``n_actions`` and
+    ``n_features``); a file that fails is refused with a ValueError naming the file, the
+    column and, where it applies, the row.
+    """
+    pa = _require_pyarrow(owner)
+    import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     path = Path(path)
-    try:
-        table = pq.read_table(path)
-    except (OSError, ValueError) as error:
-        raise ValueError(f"{owner}({str(path)!r}): cannot read the Parquet file: {error}") from None
-    metadata = table.schema.metadata or {}
-    if b"glmbandits.event_log" not in metadata:
-        raise ValueError(f"{owner}({str(path)!r}): the file was not written by "
-                         "glmbandits.data.export_parquet (no glmbandits.event_log metadata)")
-    info = json.loads(metadata[b"glmbandits.event_log"])
-    if info.get("schema_version") not in range(1, SCHEMA_VERSION + 1):
-        raise ValueError(f"{owner}({str(path)!r}): the export has schema version "
-                         f"{info.get('schema_version')!r}; this glmbandits reads 1 to "
-                         f"{SCHEMA_VERSION}")
-    K = table.column("n_actions").to_numpy()
-    d = table.column("n_features").to_numpy()
-    contexts_column = table.column("contexts").combine_chunks()
-    values = contexts_column.values.values.to_numpy(zero_copy_only=False)
-    flat_p = table.column("probabilities").combine_chunks().values.to_numpy(zero_copy_only=False)
+    where = f"{owner}({str(path)!r})"
+    if path.is_dir():
+        raise ValueError(f"{where}: path must be a Parquet file, got a directory")
+    if not path.exists():
+        raise FileNotFoundError(f"{where}: no such file")
+    try:  # one file (not a dataset: no folder scan, a repeated column name is read as such)
+        with pq.ParquetFile(path) as parquet:
+            table = parquet.read()
+    except (OSError, ValueError, pa.ArrowException) as error:
+        raise ValueError(f"{where}: cannot read the Parquet file: {error}") from None
+    info = _export_info(table, where)
+    n = table.num_rows
+
+    def integers(name: str) -> np.ndarray:
+        array = _parquet_column(table, name, "integers", where)
+        return np.asarray(array.to_numpy(zero_copy_only=False), dtype=np.int64)
+
+    sequence = integers("sequence")
+    decision_ids = _parquet_column(table, "decision_id", "strings", where).to_pylist()
+    K = integers("n_actions")
+    d = integers("n_features")
+    for name, values in (("n_actions", K), ("n_features", d)):
+        if n and values.min() < 1:
+            row = int(np.argmax(values < 1))
+            raise ValueError(f"{where}: column {name!r} must be >= 1, got {values[row]} in "
+                             f"row {row}")
+    contexts_column = _parquet_column(table, "contexts", "a list of lists of numbers", where)
+    rows = contexts_column.flatten()
+    values = rows.flatten()
+    if rows.null_count or values.null_count:
+        raise ValueError(f"{where}: column 'contexts' must have no nulls, got "
+                         f"{rows.null_count + values.null_count} inside its lists")
+    n_rows = np.asarray(pc.list_value_length(contexts_column), dtype=np.int64)
+    if not np.array_equal(n_rows, K):
+        row = int(np.argmax(n_rows != K))
+        raise ValueError(f"{where}: row {row}: 'contexts' has {n_rows[row]} rows but "
+                         f"'n_actions' is {K[row]}")
+    widths = np.asarray(pc.list_value_length(rows), dtype=np.int64)
+    if not np.array_equal(widths, np.repeat(d, K)):
+        first = int(np.argmax(widths != np.repeat(d, K)))
+        ends = np.cumsum(K)
+        row = int(np.searchsorted(ends, first, side="right"))
+        shown = widths[ends[row] - K[row]:ends[row]][:8].tolist()
+        raise ValueError(f"{where}: row {row}: 'contexts' has rows of "
+                         f"{', '.join(map(str, shown))} values but 'n_features' is {d[row]}")
+    probabilities_column = _parquet_column(table, "probabilities", "a list of numbers", where)
+    flat_probabilities = probabilities_column.flatten()
+    if flat_probabilities.null_count:
+        raise ValueError(f"{where}: column 'probabilities' must have no nulls, got "
+                         f"{flat_probabilities.null_count} inside its lists")
+    n_probabilities = np.asarray(pc.list_value_length(probabilities_column), dtype=np.int64)
+    if not np.array_equal(n_probabilities, K):
+        row = int(np.argmax(n_probabilities != K))
+        raise ValueError(f"{where}: row {row}: 'probabilities' has {n_probabilities[row]} "
+                         f"values but 'n_actions' is {K[row]}")
+    action = integers("action")
+    if "policy_action" in table.column_names:  # version 2: null for a live decision
+        column = _parquet_column(table, "policy_action", "integers", where, nullable=True)
+        live = np.asarray(column.is_null(), dtype=bool)
+        policy_action = np.array(pc.fill_null(column, 0).to_numpy(zero_copy_only=False),
+                                 dtype=np.int64)  # a copy: the nulls are set to -1 below
+        outside = ~live & ((policy_action < 0) | (policy_action >= K))
+        if np.any(outside):
+            row = int(np.argmax(outside))
+            raise ValueError(f"{where}: column 'policy_action' must lie in [0, {K[row] - 1}], "
+                             f"got {policy_action[row]} in row {row}")
+        policy_action[live] = -1
+    else:
+        policy_action = np.full(n, -1, dtype=np.int64)
+    propensity = _flat_numbers(_parquet_column(table, "propensity", "numbers", where,
+                                               nullable=True))
+    live_without = np.isnan(propensity) & (policy_action < 0)
+    if np.any(live_without):
+        row = int(np.argmax(live_without))
+        raise ValueError(f"{where}: row {row}: 'propensity' is null but 'policy_action' is null "
+                         "too (a live decision has a propensity; a shadow one a policy_action)")
+    reward = _flat_numbers(_parquet_column(table, "reward", "numbers", where, nullable=True))
+    reward_source = _parquet_column(table, "reward_source", "strings", where,
+                                    nullable=True).to_pylist()
+    for row, source in enumerate(reward_source):
+        if source is not None and source not in REWARD_SOURCES:
+            raise ValueError(f"{where}: column 'reward_source' must hold 'learned', 'sum', "
+                             f"'default' or null, got {source[:40]!r} in row {row}")
+        if source is not None and np.isnan(reward[row]):
+            raise ValueError(f"{where}: row {row}: 'reward' is null but 'reward_source' is "
+                             f"{source!r}")
+    flat_values = _flat_numbers(values)
+    flat_p = _flat_numbers(flat_probabilities)
     ends = np.cumsum(K * d)
     p_ends = np.cumsum(K)
-    contexts = [values[end - k * dd:end].reshape(k, dd).copy()
+    contexts = [flat_values[end - k * dd:end].reshape(k, dd).copy()
                 for end, k, dd in zip(ends.tolist(), K.tolist(), d.tolist())]
     probabilities = [flat_p[end - k:end].copy() for end, k in zip(p_ends.tolist(), K.tolist())]
-    reward = table.column("reward").to_numpy(zero_copy_only=False)
-    if "policy_action" in table.column_names:  # version 2: null for a live decision
-        policy_action = np.array([-1 if a is None else a for a in
-                                  table.column("policy_action").to_pylist()], dtype=np.int64)
-    else:
-        policy_action = np.full(len(K), -1, dtype=np.int64)
-    return {"policy_action": policy_action,"contexts": contexts, "probabilities": probabilities,
-            "action": table.column("action").to_numpy(),
-            "propensity": np.asarray(table.column("propensity").to_numpy(
-                zero_copy_only=False), dtype=np.float64),
-            "reward": np.asarray(reward, dtype=np.float64),
-            "reward_source": table.column("reward_source").to_pylist(),
-            "sequence": table.column("sequence").to_numpy(),
-            "decision_id": table.column("decision_id").to_pylist(),
-            "info": info}
+    return {"policy_action": policy_action, "contexts": contexts,
+            "probabilities": probabilities, "action": action, "propensity": propensity,
+            "reward": reward, "reward_source": reward_source, "sequence": sequence,
+            "decision_id": decision_ids, "info": info}

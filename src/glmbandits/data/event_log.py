@@ -36,6 +36,7 @@ __all__ = ["EventLog", "DecisionEvent", "RewardEvent", "ExpiryEvent", "Event",
            "SCHEMA_VERSION", "REWARD_STATUSES", "EXPIRY_OUTCOMES"]
 
 DURABILITY_MODES = ("full", "normal")
+_SYNCHRONOUS = {"full": "FULL", "normal": "NORMAL"}
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (
@@ -80,7 +81,10 @@ class EventLog(EventLogBase):
     Parameters
     ----------
     path : str or Path
-        The database file (created with the schema if missing or empty).
+        The database file (created with the schema if missing or empty, with its
+        missing folders, as ``glmbandits serve`` creates its store's). An existing
+        file is identified on a read-only connection first, so a foreign database
+        (and its pending ``-wal`` file) is refused unchanged.
     durability : {"full", "normal"}, default "full"
         ``"full"``: ``PRAGMA synchronous=FULL``, every commit is fsynced and
         survives a power loss or OS crash. ``"normal"``: ``synchronous=NORMAL``,
@@ -98,6 +102,11 @@ class EventLog(EventLogBase):
         If the file is not an SQLite database, is another application's database,
         or holds an event log of a newer/unknown schema version (the message names
         the file); or on a bad ``durability``.
+    FileNotFoundError
+        With ``readonly=True``, if the file does not exist.
+    OSError
+        If a missing folder cannot be created or SQLite cannot open the file (the
+        message names the path).
 
     Examples
     --------
@@ -142,11 +151,39 @@ class EventLog(EventLogBase):
         self._lock = threading.RLock()
         self._batch_depth = 0
         self._columns = _COLUMNS
-        uri = f"{self.path.resolve().as_uri()}?mode={'ro' if readonly else 'rwc'}"
-        connection = sqlite3.connect(uri, uri=True, timeout=timeout, isolation_level=None,
-                                     check_same_thread=False)
+        if not readonly:
+            if self.path.exists():
+                # Identity first, on a read-only connection: a foreign database is refused
+                # before a writing connection could change it (closing the last writer of a
+                # WAL database checkpoints its -wal file into it).
+                self._connect("ro", timeout).close()
+            else:
+                self._make_folder()
+        self._connection: sqlite3.Connection | None = self._connect(
+            "ro" if readonly else "rwc", timeout)
+
+    def _make_folder(self) -> None:
+        """Create the missing folders of a new log's path, as ``glmbandits serve`` does for
+        its store (an OSError naming the folder when that fails)."""
+        folder = self.path.resolve().parent
         try:
-            self._open(connection)
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise type(error)(f"{self._owner}: cannot create the folder {str(folder)!r} for "
+                              f"the log: {error.strerror or error}") from None
+
+    def _connect(self, mode: str, timeout: float) -> sqlite3.Connection:
+        """A connection in ``mode`` ("ro" or "rwc") whose database passed :meth:`_open`."""
+        uri = f"{self.path.resolve().as_uri()}?mode={mode}"
+        try:
+            connection = sqlite3.connect(uri, uri=True, timeout=timeout, isolation_level=None,
+                                         check_same_thread=False)
+        except sqlite3.Error as error:
+            raise OSError(f"{self._owner}: cannot open the file (SQLite says: {error}); check "
+                          "that it and its folder can be read"
+                          f"{'' if mode == 'ro' else ' and written'}") from None
+        try:
+            self._open(connection, writable=mode != "ro")
         except sqlite3.DatabaseError as error:
             connection.close()
             raise ValueError(f"{self._owner}: the file is not a glmbandits event log "
@@ -154,16 +191,18 @@ class EventLog(EventLogBase):
         except BaseException:
             connection.close()
             raise
-        self._connection: sqlite3.Connection | None = connection
+        return connection
 
-    def _open(self, connection: sqlite3.Connection) -> None:
-        connection.execute(f"PRAGMA synchronous={'FULL' if self.durability == 'full' else 'NORMAL'}")
+    def _open(self, connection: sqlite3.Connection, *, writable: bool) -> None:
         application_id = connection.execute("PRAGMA application_id").fetchone()[0]
         version = connection.execute("PRAGMA user_version").fetchone()[0]
         tables = connection.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
         if application_id == 0 and version == 0 and tables == 0:
             if self.readonly:
                 raise ValueError(f"{self._owner}: the file holds no event log (it is empty)")
+            if not writable:  # the identity probe: an empty file becomes a log
+                return
+            connection.execute(f"PRAGMA synchronous={_SYNCHRONOUS[self.durability]}")
             connection.execute("PRAGMA journal_mode=WAL")
             try:  # one transaction; IF NOT EXISTS: two processes may create it at once
                 connection.executescript(
@@ -183,13 +222,15 @@ class EventLog(EventLogBase):
             raise ValueError(f"{self._owner}: the event log has schema version {version}; this "
                              f"glmbandits reads versions 1 to {SCHEMA_VERSION} (a newer "
                              "glmbandits wrote it?); it was not modified")
-        if version < SCHEMA_VERSION:
-            if self.readonly:  # read as it is: the missing column reads as NULL
+        if not writable:
+            if self.readonly and version < SCHEMA_VERSION:
+                # read as it is: the missing column reads as NULL
                 self._columns = _COLUMNS.replace(", policy_action", ", NULL")
-                return
+            return
+        connection.execute(f"PRAGMA synchronous={_SYNCHRONOUS[self.durability]}")
+        if version < SCHEMA_VERSION:
             self._migrate(connection, version)
-        if not self.readonly:
-            connection.execute("PRAGMA journal_mode=WAL")
+        connection.execute("PRAGMA journal_mode=WAL")
 
     def _migrate(self, connection: sqlite3.Connection, version: int) -> None:
         """Bring a log of an older schema version to :data:`SCHEMA_VERSION` in place, in one

@@ -269,6 +269,7 @@ class LoggedBanditData:
 
         owner = f"{cls.__name__}.from_parquet"
         columns = read_parquet_columns(path, owner)
+        owner = f"{owner}({str(path)!r})"
         keep = [i for i, source in enumerate(columns["reward_source"])
                 if source is not None and (include_defaults or source != "default")
                 and columns["policy_action"][i] < 0]  # shadow rounds: see from_event_log
@@ -292,7 +293,10 @@ class LoggedBanditData:
         if len(widths) > 1:
             raise ValueError(f"{owner}: every decision must have the same number of features "
                              f"d, got decisions with d in {sorted(widths)}")
-        data = cls(contexts, actions, rewards, propensities, name=name)
+        try:
+            data = cls(contexts, actions, rewards, propensities, name=name)
+        except (TypeError, ValueError) as error:  # name the source (the file) too
+            raise type(error)(f"{owner}: {error}") from None
         data.join_counts = counts
         return data
 
