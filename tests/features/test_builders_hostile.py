@@ -11,8 +11,8 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from glmbandits.features import (Concat, Interaction, ItemFeatures, OneHotAction, Standardizer,
-                                 UnitBall, UserFeatures)
+from glmbandits.features import (Concat, Interaction, ItemFeatures, Standardizer, UnitBall,
+                                 UserFeatures)
 
 
 # -- Interaction's rank ------------------------------------------------------------------
