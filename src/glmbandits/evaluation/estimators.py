@@ -23,6 +23,13 @@ share of rounds where the target puts mass on actions the logger never tried),
 and a :class:`~glmbandits.evaluation.intervals.PoorOverlapWarning` is issued when
 overlap is too poor for the number to mean anything.
 
+Every interval contains its point estimate. The point estimate is never clipped (IPS
+and DR stay unbiased). When every reward and the estimate lie in [0, 1], the interval
+is clipped to [0, 1], where the policy's value lies; an estimate outside [0, 1] (e.g.
+IPS 5.0 from propensities that are too small) keeps its unclipped interval around it,
+rather than a confident-looking [1, 1]
+(:func:`~glmbandits.evaluation.intervals.clip_to_unit`).
+
 where the reward model r̂_t(a) = μ(x_{t,a}'θ̂) is a GLM fitted by
 :func:`glmbandits.fit_glm` on the logged (x_{t,a_t}, r_t), with two-fold
 cross-fitting (θ̂ for even rounds is fitted on odd rounds and vice versa), so
@@ -246,7 +253,7 @@ def ips(policy: Any, log: LoggedBanditData, *, confidence: float = 0.95,
     with np.errstate(over="ignore", invalid="ignore"):
         terms = _finite_terms(w * log.rewards, owner)
     value, low, high, se = normal_interval(terms, z, owner)
-    low, high = clip_to_unit(low, high, log.rewards)
+    low, high = clip_to_unit(low, high, log.rewards, value=value)
     return OffPolicyEstimate("ips", value, low, high, se, log.n_rounds,
                              int(np.count_nonzero(w)), float(confidence), diagnostics)
 
@@ -290,7 +297,7 @@ def snips(policy: Any, log: LoggedBanditData, *, confidence: float = 0.95,
     value = float(w_scaled @ log.rewards) / total
     influence = w_scaled * (log.rewards - value) / (total / log.n_rounds)
     _, _, _, se = normal_interval(influence, z, owner)
-    low, high = clip_to_unit(value - z * se, value + z * se, log.rewards)
+    low, high = clip_to_unit(value - z * se, value + z * se, log.rewards, value=value)
     diagnostics = _diagnose(w, log, target, owner)
     return OffPolicyEstimate("snips", value, low, high, se, log.n_rounds,
                              int(np.count_nonzero(w)), float(confidence), diagnostics)
@@ -375,7 +382,7 @@ def doubly_robust(policy: Any, log: LoggedBanditData, *, family: Any = "logistic
     with np.errstate(over="ignore", invalid="ignore"):
         terms = _finite_terms(model_target + w * (log.rewards - model_logged), owner)
     value, low, high, se = normal_interval(terms, z, owner)
-    low, high = clip_to_unit(low, high, log.rewards)
+    low, high = clip_to_unit(low, high, log.rewards, value=value)
     return OffPolicyEstimate("dr", value, low, high, se, log.n_rounds,
                              int(np.count_nonzero(w)), float(confidence), diagnostics)
 

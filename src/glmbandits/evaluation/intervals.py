@@ -188,13 +188,29 @@ def normal_interval(terms: np.ndarray, z: float, owner: str = "normal_interval"
     return mean, low, high, se
 
 
-def clip_to_unit(low: float, high: float, rewards: np.ndarray) -> tuple[float, float]:
-    """The interval clipped to [0, 1] when every reward lies in [0, 1] (else unchanged).
+def clip_to_unit(low: float, high: float, rewards: np.ndarray, *, value: float
+                 ) -> tuple[float, float]:
+    """The interval clipped to [0, 1] when every reward and the point estimate lie in it.
 
-    A policy's value is then a probability-like quantity in [0, 1], so interval
-    ends outside it carry no information.
+    When every reward lies in [0, 1], so does the policy's value, and interval ends
+    outside [0, 1] carry no information. The point estimate ``value`` itself is never
+    clipped (IPS and DR stay unbiased), and the interval must contain it: so when the
+    estimate lies outside [0, 1] (IPS 5.0 from propensities that are too small, DR
+    slightly below 0 near a value of 0), the interval is returned unclipped, around the
+    estimate, instead of collapsing to a confident-looking [1, 1]. An estimate outside
+    the reward range is itself the sign that something is off. With rewards outside
+    [0, 1], the interval is returned unchanged. Requires ``low <= value <= high``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> clip_to_unit(0.9, 1.2, np.ones(3), value=0.98)
+    (0.9, 1.0)
+    >>> clip_to_unit(4.0, 6.0, np.ones(3), value=5.0)  # IPS 5 on rewards in [0, 1]
+    (4.0, 6.0)
     """
-    if rewards.size and float(np.min(rewards)) >= 0.0 and float(np.max(rewards)) <= 1.0:
+    if rewards.size and float(np.min(rewards)) >= 0.0 and float(np.max(rewards)) <= 1.0 \
+            and 0.0 <= value <= 1.0:
         return min(max(low, 0.0), 1.0), min(max(high, 0.0), 1.0)
     return low, high
 

@@ -138,9 +138,11 @@ def replay(policy: Any, log: LoggedBanditData, *, confidence: float = 0.95,
         value, low, high, se = wilson_interval(float(rewards.sum()), n, z)
     else:
         value, low, high, se = normal_interval(rewards, z, owner)
-        low, high = clip_to_unit(low, high, rewards)
+        low, high = clip_to_unit(low, high, rewards, value=value)
     propensities = 1.0 / K if log.propensities is None else log.propensities
-    diagnostics = overlap_diagnostics(target_logged / propensities, propensities, target_logged)
+    with np.errstate(over="ignore"):  # 1/p of a subnormal p: reported as the largest float
+        weights = np.minimum(target_logged / propensities, np.finfo(float).max)
+    diagnostics = overlap_diagnostics(weights, propensities, target_logged)
     warn_if_poor_overlap(diagnostics, owner)
     return OffPolicyEstimate("replay", value, low, high, se, log.n_rounds, n, float(confidence),
                              diagnostics)

@@ -281,7 +281,7 @@ def evaluate_shadow(log: LoggedBanditData, policy_probabilities: Any, *,
     matched = int(np.count_nonzero(weights))
 
     default = _mean_interval(rewards, z, f"{owner} (default)")
-    low, high = clip_to_unit(default.ci_low, default.ci_high, rewards)
+    low, high = clip_to_unit(default.ci_low, default.ci_high, rewards, value=default.value)
     default = dataclasses.replace(default, ci_low=low, ci_high=high)
 
     # DR: Σ_a π_t(a) r̂_t(a) + w_t (r_t − r̂_t(a_t)), the reward model cross-fitted
@@ -303,7 +303,7 @@ def evaluate_shadow(log: LoggedBanditData, policy_probabilities: Any, *,
     dr_terms = model_target + weights * (rewards - model_logged)
     model_variance = _model_variance(log, thetas, fold, gradients, family, l2, intercept)
     value, low, high, se = _widened(dr_terms, model_variance, z, f"{owner} (dr)")
-    low, high = clip_to_unit(low, high, rewards)
+    low, high = clip_to_unit(low, high, rewards, value=value)
     policy_dr = OffPolicyEstimate("dr", value, low, high, se, T, matched, float(confidence),
                                   diagnostics)
     lift = ValueEstimate(*_widened(dr_terms - rewards, model_variance, z, f"{owner} (lift)"))
@@ -356,7 +356,8 @@ def _model_variance(log: LoggedBanditData, thetas: np.ndarray, fold: np.ndarray,
             u = np.linalg.solve(J, gradients[k])
         except np.linalg.LinAlgError:
             u = np.linalg.lstsq(J, gradients[k], rcond=None)[0]
-        total += float(u @ M @ u)
+        with np.errstate(over="ignore", invalid="ignore"):  # huge weights: inf, refused later
+            total += float(u @ M @ u)
     return total
 
 
@@ -364,7 +365,10 @@ def _widened(terms: np.ndarray, model_variance: float, z: float, owner: str
              ) -> tuple[float, float, float, float]:
     """Mean of the terms with a CLT interval widened by the reward model's variance."""
     value, _, _, se = normal_interval(terms, z, owner)
-    se = float(np.sqrt(se * se + model_variance))
+    se = math.sqrt(se * se + model_variance) if math.isfinite(model_variance) else math.inf
+    if not (math.isfinite(se) and math.isfinite(value - z * se) and math.isfinite(value + z * se)):
+        raise ValueError(f"{owner}: the interval overflows (importance weights 1/p of tiny "
+                         "default_propensities); got a non-finite standard error")
     return value, value - z * se, value + z * se, se
 
 
@@ -378,7 +382,7 @@ def _snips(weights: np.ndarray, rewards: np.ndarray, z: float, diagnostics: Over
     value = float(scaled @ rewards) / total
     influence = scaled * (rewards - value) / (total / weights.size)
     _, _, _, se = normal_interval(influence, z, f"{owner} (snips)")
-    low, high = clip_to_unit(value - z * se, value + z * se, rewards)
+    low, high = clip_to_unit(value - z * se, value + z * se, rewards, value=value)
     return OffPolicyEstimate("snips", value, low, high, se, int(weights.size), matched,
                              confidence, diagnostics)
 
