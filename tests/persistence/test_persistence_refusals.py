@@ -5,6 +5,9 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import re
+import threading
+import tracemalloc
 import zipfile
 
 import numpy as np
@@ -255,3 +258,238 @@ def test_a_generator_seed_is_a_tagged_value_in_the_params(tmp_path):
     manifest = _members(path.read_bytes())[0]
     seed = manifest["policy"]["params"]["seed"]
     assert seed["$"] == "generator" and seed["bit_generator"] == "PCG64"
+
+
+# -- hostile files: sizes bounded before allocating (issue 21) ------------------------------
+
+MiB = 1 << 20
+
+
+def _signed(tmp_path, members, name="hostile.glmb"):
+    """A signed model file from ``members``: name -> (a function giving the member's byte
+    chunks, zip method), written in ``archive.MEMBERS`` order and streamed, so that a member
+    of 100 MB inflated never exists in the test's memory."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as target:
+        target.comment = b"0" * 64
+        for member in archive.MEMBERS:
+            chunks, method = members[member]
+            info = zipfile.ZipInfo(member, date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = method
+            with target.open(info, "w") as out:
+                for chunk in chunks():
+                    out.write(chunk)
+    body = buffer.getvalue()[:-64]
+    path = tmp_path / name
+    path.write_bytes(body + hashlib.sha256(body).hexdigest().encode())
+    return path
+
+
+def _sha256(chunks) -> str:
+    digest = hashlib.sha256()
+    for chunk in chunks():
+        digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _peak_of_refusal(path, match, **options) -> int:
+    """Load ``path``, expect a refusal matching ``match``; the peak of traced memory (bytes)."""
+    tracemalloc.start()
+    try:
+        with pytest.raises(ModelFileError, match=match) as info:
+            glmbandits.load(path, **options)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert str(path) in str(info.value)
+    return peak
+
+
+def _zeros(n_mib: int):
+    return lambda: (bytes(MiB) for _ in range(n_mib))
+
+
+def test_a_compression_bomb_in_state_json_is_refused_before_inflating(saved, tmp_path):
+    """100 MB of JSON whitespace before the real state: valid JSON, deflated to ~100 kB."""
+    manifest, state, npz = _members(saved[1])
+
+    def bomb():
+        yield from (b" " * MiB for _ in range(100))
+        yield state
+    manifest["state"]["sha256"] = _sha256(bomb)
+    path = _signed(tmp_path, {
+        "manifest.json": (lambda: [codec.dumps_json(manifest)], zipfile.ZIP_DEFLATED),
+        "state.json": (bomb, zipfile.ZIP_DEFLATED),
+        "arrays.npz": (lambda: [npz], zipfile.ZIP_STORED)})
+    assert path.stat().st_size < MiB
+    peak = _peak_of_refusal(path, r"state\.json inflates to .* more than 250 times")
+    assert peak < 8 * MiB, f"{peak} bytes allocated before the refusal"
+
+
+def test_a_compressed_arrays_member_is_refused_before_inflating(saved, tmp_path):
+    """arrays.npz deflated with 100 MB of zeros after the real npz."""
+    manifest, state, npz = _members(saved[1])
+    path = _signed(tmp_path, {
+        "manifest.json": (lambda: [codec.dumps_json(manifest)], zipfile.ZIP_DEFLATED),
+        "state.json": (lambda: [state], zipfile.ZIP_DEFLATED),
+        "arrays.npz": (lambda: [npz, *_zeros(100)()], zipfile.ZIP_DEFLATED)})
+    peak = _peak_of_refusal(path, "arrays.npz must be stored uncompressed")
+    assert peak < 8 * MiB, f"{peak} bytes allocated before the refusal"
+
+
+def _npz_with(npz: bytes, name: str, header: dict, data, method: int) -> bytes:
+    """``npz`` plus one member ``name.npy`` with the given .npy header and data chunks."""
+    buffer = io.BytesIO(npz)
+    with zipfile.ZipFile(buffer, "a") as target:
+        info = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
+        info.compress_type = method
+        with target.open(info, "w", force_zip64=True) as out:
+            np.lib.format.write_array_header_1_0(out, header)
+            for chunk in data():
+                out.write(chunk)
+    return buffer.getvalue()
+
+
+def test_a_compression_bomb_inside_the_npz_is_refused_before_inflating(saved, tmp_path):
+    """One more array, deflated inside the npz: 100 MB of zeros, listed in the manifest."""
+    manifest, state, npz = _members(saved[1])
+    shape = [100 * MiB // 8]
+    header = {"descr": "<f8", "fortran_order": False, "shape": tuple(shape)}
+    inner = _npz_with(npz, "big", header, _zeros(100), zipfile.ZIP_DEFLATED)
+    manifest["arrays"].append({"name": "big", "shape": shape, "dtype": "<f8",
+                               "sha256": _sha256(_zeros(100))})
+    path = _signed(tmp_path, {
+        "manifest.json": (lambda: [codec.dumps_json(manifest)], zipfile.ZIP_DEFLATED),
+        "state.json": (lambda: [state], zipfile.ZIP_DEFLATED),
+        "arrays.npz": (lambda: [inner], zipfile.ZIP_STORED)})
+    assert path.stat().st_size < MiB
+    peak = _peak_of_refusal(path, "arrays.npz member 'big.npy' must be stored uncompressed")
+    assert peak < 8 * MiB, f"{peak} bytes allocated before the refusal"
+
+
+def test_an_npy_header_larger_than_its_data_is_refused_before_allocating(saved, tmp_path):
+    """A header announcing 2 GB of float64 in front of 8 bytes."""
+    manifest, state, npz = _members(saved[1])
+    shape = [250_000_000]
+    header = {"descr": "<f8", "fortran_order": False, "shape": tuple(shape)}
+    inner = _npz_with(npz, "big", header, lambda: [bytes(8)], zipfile.ZIP_STORED)
+    manifest["arrays"].append({"name": "big", "shape": shape, "dtype": "<f8",
+                               "sha256": "0" * 64})
+    path = _craft(tmp_path, saved[1], manifest=manifest, npz=inner)
+    peak = _peak_of_refusal(path, r"array 'big' declares shape \(250000000,\) of <f8, "
+                                  r"2000000000 bytes, but holds 8")
+    assert peak < 8 * MiB, f"{peak} bytes allocated before the refusal"
+
+
+def test_max_bytes_bounds_the_file_and_what_it_inflates_to(saved, tmp_path):
+    path, data = saved
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        inflated = sum(info.file_size for info in z.infolist())
+    assert inflated > len(data)
+    assert isinstance(glmbandits.load(path, max_bytes=inflated), glmbandits.UCBGLM)
+    _refused_with(path, f"the file has {len(data)} bytes, more than max_bytes = {len(data) - 1}",
+                  max_bytes=len(data) - 1)
+    _refused_with(path, f"more than max_bytes = {inflated - 1}", max_bytes=inflated - 1)
+    with pytest.raises(TypeError, match="max_bytes must be an int, got float"):
+        glmbandits.load(path, max_bytes=1e9)
+    with pytest.raises(ValueError, match="max_bytes must be >= 1, got 0"):
+        glmbandits.load(path, max_bytes=0)
+
+
+def _refused_with(path, match, **options):
+    with pytest.raises(ModelFileError, match=re.escape(match)) as info:
+        glmbandits.load(path, **options)
+    assert str(path) in str(info.value)
+    return info.value
+
+
+def test_json_with_too_many_arrays_and_objects_is_refused_before_parsing(saved, tmp_path):
+    _, state, _ = _members(saved[1])
+    tree = codec.loads_json(state)
+    tree["state"]["items"].append(["extra_", [[] for _ in range(70_000)]])
+    path = _craft(tmp_path, saved[1], state=codec.dumps_json(tree))
+    _refused_with(path, "state.json holds 70", max_bytes=64 * MiB)
+    _refused_with(path, "JSON arrays and objects, more than 65536 (the larger of 65536 and "
+                        "max_bytes // 2048, max_bytes = 67108864)", max_bytes=64 * MiB)
+    assert len(glmbandits.load(path, max_bytes=256 * MiB).extra_) == 70_000  # limit 131072
+
+
+def test_more_arrays_than_a_model_file_holds_is_refused(saved, tmp_path):
+    manifest = _members(saved[1])[0]
+    manifest["arrays"] += [{"name": f"x{i}", "shape": [0], "dtype": "<f8", "sha256": "0" * 64}
+                           for i in range(archive.MAX_ARRAYS)]
+    _refused(_craft(tmp_path, saved[1], manifest=manifest),
+             f"the manifest lists {archive.MAX_ARRAYS + len(_members(saved[1])[0]['arrays'])} "
+             f"arrays, more than {archive.MAX_ARRAYS}")
+
+
+def _first_node(tree, tag):
+    """The first node tagged ``tag`` in ``tree`` (depth first)."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if node.get("$") == tag:
+                return node
+            stack.extend(reversed(list(node.values())))
+        elif isinstance(node, list):
+            stack.extend(reversed(node))
+    raise LookupError(tag)
+
+
+@pytest.mark.parametrize("field, value, match", [
+    ("pool_size", 1 << 15, "pool_size must lie in [4, 1024], got 32768"),
+    ("pool_size", 2, "pool_size must lie in [4, 1024], got 2"),
+    ("n_children_spawned", -1, "n_children_spawned must lie in [0, 2**64), got -1"),
+    ("spawn_key", {"$": "tuple", "items": list(range(5000))},
+     "entropy and spawn_key hold 5001 32-bit words, more than 4096"),
+])
+def test_a_seed_sequence_is_bounded_before_numpy_builds_it(saved, tmp_path, field, value, match):
+    """A huge pool_size made SeedSequence run for hours (its cost grows as pool_size²)."""
+    _, state, _ = _members(saved[1])
+    tree = codec.loads_json(state)
+    _first_node(tree, "seedseq")[field] = value
+    _refused_with(_craft(tmp_path, saved[1], state=codec.dumps_json(tree)), match)
+
+
+def test_an_int_of_more_than_65536_bits_is_refused(saved, tmp_path):
+    _, state, _ = _members(saved[1])
+    tree = codec.loads_json(state)
+    tree["state"]["items"].append(["extra_", {"$": "int", "v": "0x" + "f" * 16_385}])
+    _refused_with(_craft(tmp_path, saved[1], state=codec.dumps_json(tree)),
+                  "an int of 65540 bits, more than 65536")
+    policy = glmbandits.LinUCB(n_features=2)
+    policy.extra_ = 1 << 65_536
+    with pytest.raises(ValueError, match=r"save: policy.*\['extra_'\] is an int of 65537 bits, "
+                                         r"more than a model file holds \(65536\)"):
+        policy.save(tmp_path / "big-int.glmb")
+    assert not (tmp_path / "big-int.glmb").exists()
+
+
+@pytest.mark.parametrize("kind", ["directory", "fifo"])
+def test_a_path_that_is_not_a_regular_file_is_refused(tmp_path, kind):
+    """A folder gave IsADirectoryError; a FIFO blocked the caller until someone wrote to it."""
+    path = tmp_path / "model.glmb"
+    if kind == "directory":
+        path.mkdir()
+    else:
+        if not hasattr(os, "mkfifo"):
+            pytest.skip("no FIFOs here")
+        os.mkfifo(path)
+    outcome: list[BaseException] = []
+
+    def attempt():
+        try:
+            glmbandits.load(path)
+        except BaseException as error:  # noqa: BLE001 (handed to the test thread)
+            outcome.append(error)
+
+    worker = threading.Thread(target=attempt, daemon=True)
+    worker.start()
+    worker.join(timeout=60)
+    if worker.is_alive() and kind == "fifo":  # unblock the reader before failing
+        os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+        worker.join(timeout=60)
+    assert outcome and isinstance(outcome[0], ModelFileError), outcome
+    assert f"it is not a regular file (a {kind})" in str(outcome[0])
+    assert str(path) in str(outcome[0])

@@ -6,8 +6,8 @@ import math
 
 import numpy as np
 
-__all__ = ["COMPACT_MIN", "ALLOWED_BIT_GENERATORS", "MAX_DEPTH", "MalformedStateError",
-           "check_dtype", "slot_names"]
+__all__ = ["COMPACT_MIN", "ALLOWED_BIT_GENERATORS", "MAX_DEPTH", "MAX_INT_BITS", "MAX_POOL_SIZE",
+           "MAX_SEED_WORDS", "MalformedStateError", "check_dtype", "slot_names"]
 
 #: Lists of plain ints or floats with at least this many items are stored as one array.
 COMPACT_MIN = 8
@@ -17,6 +17,14 @@ ALLOWED_BIT_GENERATORS = ("PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64")
 _KINDS = "biufcU"
 #: The deepest nesting the encoder writes and the decoder reads.
 MAX_DEPTH = 200
+#: The largest ints the encoder writes and the decoder builds, in bits (numpy's generator
+#: states use 128).
+MAX_INT_BITS = 65_536
+#: The largest ``SeedSequence.pool_size`` the decoder accepts (numpy's default is 4; building a
+#: SeedSequence costs time proportional to pool_size², hours at a few million).
+MAX_POOL_SIZE = 1024
+#: The most 32-bit words a ``SeedSequence``'s entropy and spawn key may hold together.
+MAX_SEED_WORDS = 4096
 SPECIAL_FLOATS = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 
 

@@ -11,7 +11,7 @@ Node types of the tree (a JSON object always carries its type under ``"$"``):
 * ``null``, ``true``/``false``, JSON numbers, JSON strings: ``None``, ``bool``,
   ``int`` (``|i| <= 2**53``), finite ``float`` (written as Python's shortest
   round-trip repr, so ``-0.0`` stays ``-0.0``), ``str``;
-* ``{"$": "int", "v": "-0x1f"}``: a larger int, in hex (no digit limit);
+* ``{"$": "int", "v": "-0x1f"}``: a larger int, in hex (at most :data:`MAX_INT_BITS` bits);
   ``{"$": "float", "v": "nan" | "inf" | "-inf"}``: what JSON cannot hold;
 * a JSON array: a ``list``; ``{"$": "tuple", "items": [...]}``;
   ``{"$": "dict", "items": [[key, value], ...]}`` (any encodable keys, order kept);
@@ -51,11 +51,13 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ._nodes import ALLOWED_BIT_GENERATORS, COMPACT_MIN, MalformedStateError, check_dtype
+from ._nodes import (ALLOWED_BIT_GENERATORS, COMPACT_MIN, MAX_INT_BITS, MalformedStateError,
+                     check_dtype)
 from .decoder import Decoder
 from .encoder import Encoder
 
-__all__ = ["COMPACT_MIN", "ALLOWED_BIT_GENERATORS", "MalformedStateError", "encode", "decode",
+__all__ = ["COMPACT_MIN", "ALLOWED_BIT_GENERATORS", "MAX_INT_BITS", "MalformedStateError", "encode",
+           "decode",
            "to_json_value", "from_json_value", "dumps_json", "loads_json", "check_dtype"]
 
 

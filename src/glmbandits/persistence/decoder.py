@@ -13,8 +13,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ._nodes import (ALLOWED_BIT_GENERATORS, MAX_DEPTH, SPECIAL_FLOATS, MalformedStateError,
-                     check_dtype, slot_names)
+from ._nodes import (ALLOWED_BIT_GENERATORS, MAX_DEPTH, MAX_INT_BITS, MAX_POOL_SIZE,
+                     MAX_SEED_WORDS, SPECIAL_FLOATS, MalformedStateError, check_dtype, slot_names)
 from .allowed import qualified_name, resolve_class
 
 __all__ = ["Decoder"]
@@ -86,8 +86,15 @@ class Decoder:
     def _int(self, node: dict, depth: int) -> int:
         value = node["v"]
         if type(value) is not str or not value.lstrip("-").startswith("0x"):
-            raise MalformedStateError(f"a large int must be a hex string, got {value!r}")
-        return int(value, 16)
+            raise MalformedStateError(f"a large int must be a hex string, got {value[:40]!r}")
+        digits = len(value) - value.index("x") - 1
+        if 4 * digits > MAX_INT_BITS + 3:  # checked on the text, before the int is built
+            raise MalformedStateError(f"an int of {4 * digits} bits, more than {MAX_INT_BITS}")
+        number = int(value, 16)
+        if number.bit_length() > MAX_INT_BITS:
+            raise MalformedStateError(f"an int of {number.bit_length()} bits, more than "
+                                      f"{MAX_INT_BITS}")
+        return number
 
     def _float(self, node: dict, depth: int) -> float:
         value = SPECIAL_FLOATS.get(node["v"]) if isinstance(node["v"], str) else None
@@ -174,6 +181,7 @@ class Decoder:
         self._memo.append(_UNDER_CONSTRUCTION)
         entropy = self.decode(node["entropy"], depth + 1)
         spawn_key = self.decode(node["spawn_key"], depth + 1)
+        _check_seed_sequence(entropy, spawn_key, node["pool_size"], node["n_children_spawned"])
         try:
             value = np.random.SeedSequence(entropy, spawn_key=spawn_key,
                                            pool_size=node["pool_size"],
@@ -223,6 +231,43 @@ _FIELDS: dict[str, tuple[set[str], set[str]]] = {
     "seedseq": ({"entropy", "spawn_key", "pool_size", "n_children_spawned"}, set()),
     "object": ({"module", "qualname", "state"}, {"slots"}),
 }
+
+
+def _seed_words(value: Any, name: str) -> int:
+    """The 32-bit words numpy makes of a SeedSequence's ``entropy`` or ``spawn_key``."""
+    if value is None:
+        return 0
+    if type(value) is np.ndarray:
+        if value.dtype.kind not in "iu" or (value.size and int(value.min()) < 0):
+            raise MalformedStateError(f"a SeedSequence's {name} must hold non-negative ints, "
+                                      f"got an array of {value.dtype}")
+        return value.size * max(1, value.dtype.itemsize // 4)
+    words = 0
+    for item in value if type(value) in (list, tuple) else [value]:
+        if isinstance(item, (bool, np.bool_)) or not isinstance(item, (int, np.integer)) \
+                or item < 0:
+            raise MalformedStateError(f"a SeedSequence's {name} must hold non-negative ints, "
+                                      f"got {type(item).__name__} {str(item)[:40]}")
+        words += max(1, -(-int(item).bit_length() // 32))
+    return words
+
+
+def _check_seed_sequence(entropy: Any, spawn_key: Any, pool_size: Any,
+                         n_children_spawned: Any) -> None:
+    """Bound what numpy's SeedSequence costs to build (its time grows as pool_size²)."""
+    if type(pool_size) is not int or not 4 <= pool_size <= MAX_POOL_SIZE:
+        raise MalformedStateError(f"a SeedSequence's pool_size must lie in [4, {MAX_POOL_SIZE}], "
+                                  f"got {str(pool_size)[:40]}")
+    if type(n_children_spawned) is not int or not 0 <= n_children_spawned < 2 ** 64:
+        raise MalformedStateError("a SeedSequence's n_children_spawned must lie in [0, 2**64), "
+                                  f"got {str(n_children_spawned)[:40]}")
+    if type(spawn_key) is not tuple:
+        raise MalformedStateError(f"a SeedSequence's spawn_key must be a tuple, got "
+                                  f"{type(spawn_key).__name__}")
+    words = _seed_words(entropy, "entropy") + _seed_words(spawn_key, "spawn_key")
+    if words > MAX_SEED_WORDS:
+        raise MalformedStateError(f"a SeedSequence's entropy and spawn_key hold {words} 32-bit "
+                                  f"words, more than {MAX_SEED_WORDS}")
 
 
 def _list_field(node: dict, name: str) -> list:

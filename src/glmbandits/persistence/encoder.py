@@ -8,7 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from ._nodes import ALLOWED_BIT_GENERATORS, COMPACT_MIN, MAX_DEPTH, check_dtype, slot_names
+from ._nodes import (ALLOWED_BIT_GENERATORS, COMPACT_MIN, MAX_DEPTH, MAX_INT_BITS, check_dtype,
+                     slot_names)
 from .allowed import is_allowed_class, qualified_name
 
 __all__ = ["Encoder"]
@@ -37,7 +38,12 @@ class Encoder:
         if obj is None or kind is bool:
             return obj
         if kind is int:
-            return obj if -_MAX_JSON_INT <= obj <= _MAX_JSON_INT else {"$": "int", "v": hex(obj)}
+            if -_MAX_JSON_INT <= obj <= _MAX_JSON_INT:
+                return obj
+            if obj.bit_length() > MAX_INT_BITS:
+                raise ValueError(f"save: {path} is an int of {obj.bit_length()} bits, more than "
+                                 f"a model file holds ({MAX_INT_BITS})")
+            return {"$": "int", "v": hex(obj)}
         if kind is float:
             if math.isfinite(obj):
                 return obj

@@ -39,7 +39,8 @@ from typing import Any
 
 from ..exceptions import ModelFileError
 from .allowed import qualified_name, resolve_class
-from .archive import build_manifest, load_arrays, npz_bytes, pack, unpack, write_atomic
+from .archive import (build_manifest, check_max_bytes, load_arrays, npz_bytes, pack, unpack,
+                      write_atomic)
 from .codec import decode, dumps_json, encode, loads_json, to_json_value
 
 __all__ = ["save", "load", "policy_params"]
@@ -100,7 +101,8 @@ def _refuse(path: Any, reason: str) -> ModelFileError:
     return ModelFileError(f"glmbandits.load: {os.fspath(path)} cannot be loaded: {reason}")
 
 
-def load(path: str | os.PathLike[str], expected_class: type | None = None) -> Any:
+def load(path: str | os.PathLike[str], expected_class: type | None = None, *,
+         max_bytes: int | None = None) -> Any:
     """Read a policy written by :func:`save`.
 
     Parameters
@@ -109,6 +111,12 @@ def load(path: str | os.PathLike[str], expected_class: type | None = None) -> An
         The model file.
     expected_class : type, optional
         Refuse a file whose policy is not an instance of this class (or a subclass).
+    max_bytes : int, optional
+        The most bytes the file, its members inflated and its arrays may each have (default
+        :data:`~glmbandits.persistence.archive.DEFAULT_MAX_BYTES`, 4 GiB); the number of
+        JSON arrays and objects and the policy's ``n_features`` are bounded by it too
+        (``docs/persistence.md``, "Size limits"). Every size is checked before it is
+        allocated.
 
     Returns
     -------
@@ -120,13 +128,17 @@ def load(path: str | os.PathLike[str], expected_class: type | None = None) -> An
     FileNotFoundError
         No file at ``path``.
     ModelFileError
-        The file is not a model file, is damaged or truncated (any flipped bit),
-        is of a newer or unknown format version, names a class that is not
-        allowed or not ``expected_class``, or is inconsistent (arrays against
-        the manifest, the state tree, the parameters against the state). The
-        message names the file and the reason.
+        The path is not a regular file; the file is not a model file, is damaged
+        or truncated (any flipped bit), is over a size limit, is of a newer or
+        unknown format version, names a class that is not allowed or not
+        ``expected_class``, is inconsistent (arrays against the manifest, the
+        state tree, the parameters against the state), or its state fails the
+        checks of the policy's constructor or holds learned values no policy
+        has (NaN, inf or complex arrays, arrays of the wrong shape, a family
+        that is not one). The message names the file and the reason.
     """
-    manifest, state_bytes, npz = unpack(path)
+    max_bytes = check_max_bytes(max_bytes)
+    manifest, state_bytes, npz = unpack(path, max_bytes)
     class_name = manifest["policy"]["class"]
     try:
         tree = loads_json(state_bytes)
@@ -142,7 +154,8 @@ def load(path: str | os.PathLike[str], expected_class: type | None = None) -> An
             raise _refuse(path, str(error)) from None
         if not (inspect.isclass(cls) and issubclass(cls, expected_class)):
             raise _refuse(path, f"it holds a {class_name}, not a {qualified_name(expected_class)}")
-    arrays = load_arrays(npz, manifest, path)
+    arrays = load_arrays(npz, manifest, path, max_bytes)
+    del npz, state_bytes
     try:
         policy = decode(tree, arrays)
     except Exception as error:  # malformed tree, refused class, a __setstate__ that raised
