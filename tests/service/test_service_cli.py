@@ -15,7 +15,9 @@ from glmbandits.service.store import parse_db_url
 from servicekit import ServerProcess, environment, write_config
 
 
-def test_the_example_config_starts_as_it_is(tmp_path, capsys):
+def test_the_example_config_starts_with_the_operators_key(tmp_path, capsys):
+    """The example holds no key (test_service_doors.py): it starts as it is once the operator
+    gives one, and only that key opens it."""
     assert main(["serve", "--example-config"]) == 0
     text = capsys.readouterr().out
     (tmp_path / "example.toml").write_text(text)
@@ -23,12 +25,13 @@ def test_the_example_config_starts_as_it_is(tmp_path, capsys):
     assert config.policy.name == "ucb-glm"
     assert config.db == "sqlite:///" + str((tmp_path / "example.db").resolve())
     server = ServerProcess(tmp_path / "example.toml", f"sqlite:///{tmp_path / 'e.db'}",
-                           env=environment(GLMBANDITS_API_KEYS=""))
+                           env=environment(GLMBANDITS_API_KEYS="operator-chose-this-0123"))
     try:
         import httpx
 
-        change_me = {"Authorization": "Bearer change-me"}
-        assert httpx.get(server.url + "/v1/model", headers=change_me).status_code == 200
+        for key, status in (("operator-chose-this-0123", 200), ("change-me", 401)):
+            headers = {"Authorization": f"Bearer {key}"}
+            assert httpx.get(server.url + "/v1/model", headers=headers).status_code == status
     finally:
         assert server.terminate() == 0
 

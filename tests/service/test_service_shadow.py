@@ -98,9 +98,10 @@ def test_a_shadow_decision_answers_the_default_and_logs_the_policys_choice(shado
 @pytest.mark.parametrize("name, extra, message", [
     ("missing", {}, "default_action is required in shadow mode"),
     ("out of range", {"default_action": 4}, r"default_action must lie in \[0, 3\]"),
-    ("negative", {"default_action": -1}, "Expected `int` >= 0"),
-    ("not an int", {"default_action": 1.5}, "Expected `int | null`, got `float`"),
-    ("a string", {"default_action": "1"}, "Expected `int | null`, got `str`"),
+    ("negative", {"default_action": -1}, "default_action must be an integer >= 0"),
+    ("not an int", {"default_action": 1.5}, r"must be an integer >= 0 \(a row number\), "
+                                            "got 1.5"),
+    ("a string", {"default_action": "1"}, "Expected `int | float | null`, got `str`"),
     ("excluded", {"default_action": 1, "excluded": [1]}, "default_action 1 is excluded"),
 ])
 def test_a_bad_or_missing_default_action_is_422_and_writes_nothing(shadow, name, extra,

@@ -31,7 +31,8 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
                              "and publishes models (no HTTP). api and learner need "
                              "--db postgresql://...")
     parser.add_argument("--example-config", action="store_true",
-                        help="print a complete, commented config that starts as it is, and exit")
+                        help="print a complete, commented config (it holds no API key: give "
+                             "yours in GLMBANDITS_API_KEYS or [auth]), and exit")
     parser.add_argument("--log-level", default="info",
                         choices=["critical", "error", "warning", "info", "debug"],
                         help="server log level (default: info)")
@@ -49,7 +50,8 @@ def run_serve(args: argparse.Namespace) -> int:
         print("error: glmbandits serve needs a CONFIG (write one with "
               "'glmbandits serve --example-config > service.toml')", file=sys.stderr)
         return 2
-    if not require_extra("serve", "serve", purpose="the HTTP service"):
+    if not require_extra("serve", "serve", ("starlette", "uvicorn", "msgspec", "pyarrow",
+                                            "httptools"), purpose="the HTTP service"):
         return 2
     if args.port is not None and not 0 <= args.port <= 65535:
         print(f"error: --port must be 0-65535, got {args.port}", file=sys.stderr)
@@ -67,11 +69,18 @@ def run_serve(args: argparse.Namespace) -> int:
               f"postgresql://user@host/database), got a {scheme} one; with SQLite use "
               "--role all", file=sys.stderr)
         return 2
-    if args.role != "learner" and not config.key_hashes():
-        print("error: glmbandits serve: at least one API key is needed: put its SHA-256 in "
-              "the config's [auth] api_key_sha256, or the key in GLMBANDITS_API_KEYS",
-              file=sys.stderr)
-        return 2
+    if args.role != "learner":
+        try:
+            keys = config.key_hashes()  # refuses the documentation's example keys
+        except ConfigError as error:
+            print(f"error: glmbandits serve: {error}", file=sys.stderr)
+            return 2
+        if not keys:
+            print("error: glmbandits serve: at least one API key is needed: put its SHA-256 "
+                  "in the config's [auth] api_key_sha256, or the key in GLMBANDITS_API_KEYS "
+                  "(e.g. export GLMBANDITS_API_KEYS=$(python -c 'import secrets; "
+                  "print(secrets.token_hex(16))'))", file=sys.stderr)
+            return 2
     from ..service.errors import StoreMismatchError
     from ..service.log_lock import LogInUseError
     from ..service.replay import ReplayMismatchError

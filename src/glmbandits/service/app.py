@@ -1,8 +1,10 @@
 """The ASGI app: routes only. Each parses and checks its request, then calls the core.
 
 Every endpoint needs ``Authorization: Bearer KEY`` except ``GET /v1/health``,
-``GET /v1/openapi.json`` and the dashboard's static files under ``/`` (the page and
-its scripts hold no data; the page asks for the key and reads the API with it). The order
+``GET /v1/openapi.json`` and the dashboard's files (``/``, and each of
+:data:`~glmbandits.dashboard.ASSET_FILES`; any other path is 404): the page and its
+scripts hold no data; the page asks for the key and reads the API with it. A method a
+route does not take is 405 with an ``Allow`` header. The order
 of refusals is fixed: 401 (no or wrong key), 415 (a decide body neither JSON nor .npy),
 413 (body above ``max_body_bytes``), 422 (malformed, naming the field), then the core's
 404 (unknown decision id), 409 (a decision id reused) or 503 (the log could not be
@@ -16,6 +18,7 @@ written). A refused request writes nothing.
 from __future__ import annotations
 
 import contextlib
+import re
 import time
 from typing import Any, AsyncIterator, Iterator
 
@@ -25,22 +28,23 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response, StreamingResponse
-from starlette.routing import Mount, Route
+from starlette.routing import Route
 from starlette.staticfiles import StaticFiles
 
 from .auth import KeyChecker
 from .config import ServiceConfig
-from ..dashboard import asset_folder
+from ..dashboard import ASSET_FILES, asset_folder
 from .core import DecisionService
 from .errors import Invalid, ServiceError
 from .evaluation import ShadowEvaluator
 from .hot_routes import HotRoutes, authorize, error_body
 from .metrics import Metrics
-from .openapi import MAX_EVENTS_PAGE, openapi_document
+from .openapi import MAX_AFTER, MAX_EVENTS_PAGE, openapi_document
 
 __all__ = ["create_app"]
 
 _JSON = "application/json"
+_DIGITS = re.compile(f"[0-9]{{1,{len(str(MAX_AFTER))}}}")
 
 
 def _json(body: Any, status: int = 200) -> Response:
@@ -51,6 +55,21 @@ def _error(error: ServiceError) -> Response:
     status, body, extra = error_body(error)
     return Response(body, status_code=status, media_type=_JSON,
                     headers={name.decode(): value.decode() for name, value in extra} or None)
+
+
+def _asset_routes() -> list[Route]:
+    """``GET /`` (the page) and one route per file of the dashboard (``ASSET_FILES``): only
+    these are served, never another file of the package's folder (its ``__init__.py``...).
+    Starlette's :class:`StaticFiles` answers them (content type, ETag, 304, HEAD)."""
+    files = StaticFiles(directory=asset_folder())
+
+    def route(path: str, name: str) -> Route:
+        async def asset(request: Request) -> Response:
+            return await files.get_response(name, request.scope)
+
+        return Route(path, asset, methods=["GET"])
+
+    return [route("/", "index.html"), *(route(f"/{name}", name) for name in ASSET_FILES)]
 
 
 def create_app(config: ServiceConfig, service: DecisionService, *,
@@ -103,8 +122,9 @@ def create_app(config: ServiceConfig, service: DecisionService, *,
         text = request.query_params.get(name)
         if text is None:
             return default
-        if not text.isdigit() or len(text) > 18:
-            raise Invalid(f"{name} must be an integer >= 0, got {text!r}", name)
+        if not _DIGITS.fullmatch(text):  # ASCII digits only ("²".isdigit() is True)
+            raise Invalid(f"{name} must be an integer from 0 to {MAX_AFTER}, got "
+                          f"{text[:30]!r}", name)
         return int(text)
 
     async def events(request: Request) -> Response:
@@ -140,14 +160,17 @@ def create_app(config: ServiceConfig, service: DecisionService, *,
         Route("/metrics", endpoint("metrics", prometheus), methods=["GET"]),
         Route("/v1/evaluation", endpoint("evaluation", evaluation), methods=["GET"]),
         Route("/v1/openapi.json", endpoint("openapi", openapi, public=True), methods=["GET"]),
-        # the dashboard (GET /): static files only, no data, so no key
-        Mount("/", app=StaticFiles(directory=asset_folder(), html=True), name="dashboard"),
+        # the dashboard (GET /): its static files only (no data, so no key)
+        *_asset_routes(),
     ]
+
     async def http_error(request: Request, error: Exception) -> Response:
         status = getattr(error, "status_code", 500)
         detail = getattr(error, "detail", "") or "error"
-        return _json({"error": str(detail).lower(), "detail": f"{request.method} "
-                      f"{request.url.path}: {detail}", "field": None}, status)
+        response = _json({"error": str(detail).lower(), "detail": f"{request.method} "
+                          f"{request.url.path}: {detail}", "field": None}, status)
+        response.headers.update(getattr(error, "headers", None) or {})  # a 405's Allow
+        return response
 
     app = Starlette(routes=routes, lifespan=lifespan,
                     exception_handlers={HTTPException: http_error})

@@ -16,7 +16,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -24,10 +24,15 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 __all__ = ["ConfigError", "ServiceConfig", "PolicyConfig", "DecisionConfig", "MODES", "load_config",
-           "parse_config", "example_config", "hash_key", "ENV_API_KEYS"]
+           "parse_config", "example_config", "hash_key", "ENV_API_KEYS", "EXAMPLE_KEYS",
+           "refuse_example_keys"]
 
 #: The environment variable with extra API keys (comma-separated, in clear).
 ENV_API_KEYS = "GLMBANDITS_API_KEYS"
+#: Keys shown in glmbandits' documentation and examples (older versions' example config
+#: held the digest of ``change-me``): anyone can guess them, so a service whose accepted
+#: keys include one of them refuses to start (:func:`refuse_example_keys`).
+EXAMPLE_KEYS = ("change-me", "replace-with-a-long-random-key")
 #: ``[decisions] mode``: show the policy's choice, or the client's default (shadow mode).
 MODES = ("live", "shadow")
 _MIB = 1024 * 1024
@@ -46,6 +51,31 @@ def hash_key(key: str) -> str:
     'e2186dbdb1bb4193'
     """
     return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+def refuse_example_keys(digests: Iterable[str], where: str) -> None:
+    """Raise :class:`ConfigError` if ``digests`` hold the digest of a key of :data:`EXAMPLE_KEYS`.
+
+    A key that the documentation shows is valid on every service configured with it,
+    so no such key may open a service: the operator chooses one. ``where`` names
+    where the digests came from (``[auth] api_key_sha256``, ``GLMBANDITS_API_KEYS``).
+
+    Examples
+    --------
+    >>> refuse_example_keys([hash_key("s3cret-of-mine")], "GLMBANDITS_API_KEYS")
+    >>> refuse_example_keys([hash_key("change-me")], "GLMBANDITS_API_KEYS")
+    Traceback (most recent call last):
+    ...
+    glmbandits.service.config.ConfigError: GLMBANDITS_API_KEYS holds the key 'change-me', an example key shown in glmbandits' documentation that anyone can guess; the service refuses to start with it. Choose a key of your own, e.g. python -c 'import secrets; print(secrets.token_hex(16))', and send it as 'Authorization: Bearer KEY'
+    """
+    known = {hash_key(key): key for key in EXAMPLE_KEYS}
+    for digest in digests:
+        if digest in known:
+            raise ConfigError(
+                f"{where} holds the key {known[digest]!r}, an example key shown in glmbandits' "
+                "documentation that anyone can guess; the service refuses to start with it. "
+                "Choose a key of your own, e.g. python -c 'import secrets; "
+                "print(secrets.token_hex(16))', and send it as 'Authorization: Bearer KEY'")
 
 
 @dataclass(frozen=True)
@@ -110,6 +140,10 @@ class ServiceConfig:
     max_body_bytes: int = 4 * _MIB
     snapshot_every: int = 10_000
     synchronous: str = "FULL"
+    max_header_bytes: int = 32 * 1024
+    max_headers: int = 100
+    header_timeout: float = 10.0
+    body_timeout: float = 30.0
     api_key_sha256: tuple[str, ...] = ()
 
     def fingerprint(self) -> str:
@@ -129,10 +163,16 @@ class ServiceConfig:
         return policy.configure_decisions(**self.decisions.policy_options())
 
     def key_hashes(self, environ: dict[str, str] | None = None) -> tuple[str, ...]:
-        """The accepted key hashes: the config's plus those of ``GLMBANDITS_API_KEYS``."""
+        """The accepted key hashes: the config's plus those of ``GLMBANDITS_API_KEYS``.
+
+        Raises :class:`ConfigError` if one is an example key of the documentation
+        (:func:`refuse_example_keys`).
+        """
         environ = os.environ if environ is None else environ
         extra = [hash_key(k.strip()) for k in environ.get(ENV_API_KEYS, "").split(",")
                  if k.strip()]
+        refuse_example_keys(self.api_key_sha256, "the config's [auth] api_key_sha256")
+        refuse_example_keys(extra, ENV_API_KEYS)
         return tuple(dict.fromkeys([*self.api_key_sha256, *extra]))
 
 
@@ -154,7 +194,11 @@ _SCHEMA: dict[str, dict[str, tuple[type | tuple[type, ...], str]]] = {
                 "db": (str, "a sqlite:/// or postgresql:// URL"),
                 "max_body_bytes": (int, "an integer >= 1024"),
                 "snapshot_every": (int, "an integer >= 1"),
-                "synchronous": (str, "'FULL' or 'NORMAL'")},
+                "synchronous": (str, "'FULL' or 'NORMAL'"),
+                "max_header_bytes": (int, "an integer >= 1024"),
+                "max_headers": (int, "an integer >= 1"),
+                "header_timeout": ((int, float), "seconds > 0"),
+                "body_timeout": ((int, float), "seconds > 0")},
     "auth": {"api_key_sha256": (list, "a list of 64-digit SHA-256 hex digests")},
 }
 
@@ -253,6 +297,15 @@ def parse_config(data: dict[str, Any], *, source: str = "<config>",
              "an integer >= 1", service.get("snapshot_every"))
     _require(service.get("synchronous", "FULL") in ("FULL", "NORMAL"), source,
              "[service] synchronous", "'FULL' or 'NORMAL'", service.get("synchronous"))
+    _require(service.get("max_header_bytes", 1024) >= 1024, source,
+             "[service] max_header_bytes", "an integer >= 1024", service.get("max_header_bytes"))
+    _require(service.get("max_headers", 1) >= 1, source, "[service] max_headers",
+             "an integer >= 1", service.get("max_headers"))
+    for key in ("header_timeout", "body_timeout"):
+        if key in service:
+            _require(math.isfinite(service[key]) and service[key] >= 0.01, source,
+                     f"[service] {key}", "a finite number of seconds >= 0.01", service[key])
+            service[key] = float(service[key])
     if "db" in service:
         from .store import parse_db_url
 
@@ -268,6 +321,10 @@ def parse_config(data: dict[str, Any], *, source: str = "<config>",
                  and all(c in "0123456789abcdef" for c in digest), source,
                  f"[auth] api_key_sha256[{index}]", "a 64-digit lower-case SHA-256 hex digest "
                  "(sha256sum of the key; the key itself never goes in the config)", "<hidden>")
+    try:
+        refuse_example_keys(hashes, "[auth] api_key_sha256")
+    except ConfigError as error:
+        raise ConfigError(f"config {source!r}: {error}") from None
     config = ServiceConfig(
         policy=PolicyConfig(**policy),
         decisions=DecisionConfig(**decisions),
@@ -282,9 +339,10 @@ def parse_config(data: dict[str, Any], *, source: str = "<config>",
 
 
 _EXAMPLE = '''\
-# glmbandits serve: a complete config (TOML). Start it with
-#   GLMBANDITS_API_KEYS=change-me glmbandits serve this-file.toml
-# and send "Authorization: Bearer change-me". Unknown keys are errors.
+# glmbandits serve: a complete config (TOML). It holds no API key: choose one, e.g.
+#   export GLMBANDITS_API_KEYS=$(python -c 'import secrets; print(secrets.token_hex(16))')
+#   glmbandits serve this-file.toml
+# and send "Authorization: Bearer $GLMBANDITS_API_KEYS". Unknown keys are errors.
 
 [policy]
 name = "ucb-glm"          # any registered policy: ucb-glm, linucb, glm-tsl, laplace-ts, ...
@@ -317,11 +375,17 @@ port = 8000               # overridden by --port
 max_body_bytes = 4194304  # larger request bodies are refused with 413
 snapshot_every = 10000    # write a snapshot of the model every N events
 synchronous = "FULL"      # SQLite: FULL survives power loss, NORMAL only process crashes
+max_header_bytes = 32768  # a request line + headers above this: 431, connection closed
+max_headers = 100         # more header lines than this: 431, connection closed
+header_timeout = 10.0     # seconds a request's line and headers may take to arrive (408)
+body_timeout = 30.0       # seconds its body may take after the headers (408)
 
 [auth]
-# SHA-256 digests of the accepted keys (echo -n KEY | sha256sum); keys in clear may also
-# come from GLMBANDITS_API_KEYS (comma-separated). This one is "change-me": replace it.
-api_key_sha256 = ["{change_me}"]
+# SHA-256 digests of the accepted keys (echo -n KEY | sha256sum), e.g.
+# api_key_sha256 = ["<64 hex digits>"]; keys in clear may also come from
+# GLMBANDITS_API_KEYS (comma-separated). Without any key the service does not start, and
+# a key shown in the documentation (such as "change-me") is refused.
+api_key_sha256 = []
 '''
 
 
@@ -331,7 +395,7 @@ def example_config() -> str:
     Examples
     --------
     >>> config = parse_config(tomllib.loads(example_config()))
-    >>> config.policy.name, config.decisions.max_actions
-    ('ucb-glm', 100)
+    >>> config.policy.name, config.decisions.max_actions, config.api_key_sha256
+    ('ucb-glm', 100, ())
     """
-    return _EXAMPLE.replace("{change_me}", hash_key("change-me"))
+    return _EXAMPLE

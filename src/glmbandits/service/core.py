@@ -338,7 +338,9 @@ class DecisionService:
 
     def commit_counts(self) -> tuple[int, int]:
         """(commits of request batches, requests they covered) since the start: concurrent
-        requests share a commit (one fsync), so the second is at least the first."""
+        requests share a commit (one fsync), so the second is at least the first. Only
+        requests that logged an event count (a decide, a reward), never a read such as
+        ``GET /v1/model``, nor a refused request, nor the expiry sweep."""
         with self._lock:
             return self._commits[0], self._commits[1]
 
@@ -388,12 +390,15 @@ class DecisionService:
             return
         results: list[tuple[Any, Any, BaseException | None]] = []
         failed: BaseException | None = None
+        writes = 0  # requests that logged an event (a read such as GET /v1/model logs none)
         for operation, future in batch:
             if failed is not None:
                 results.append((future, None, None))
                 continue
+            staged = len(self._staged)
             try:
                 results.append((future, operation(), None))
+                writes += future is not None and len(self._staged) > staged
             except ServiceError as error:
                 results.append((future, None, error))
             except Exception as error:  # a store write failed, or a bug
@@ -415,11 +420,10 @@ class DecisionService:
             return
         self._count(self._staged)
         self._staged.clear()
-        requests = sum(future is not None for _, future in batch)
-        if requests:  # the expiry sweep's own commits are not counted
+        if writes:  # neither reads nor the expiry sweep's own commits are counted
             with self._lock:
                 self._commits[0] += 1
-                self._commits[1] += requests
+                self._commits[1] += writes
         _answer_all([result for result in results if result[0] is not None])
         if self.writes_snapshots and \
                 self.store.last_seq() - self.snapshot_seq >= self.config.snapshot_every:

@@ -24,7 +24,6 @@ from __future__ import annotations
 import logging
 import time
 from typing import Any, Awaitable, Callable
-from urllib.parse import parse_qsl
 
 import msgspec
 
@@ -32,6 +31,7 @@ from .auth import KeyChecker
 from .errors import ServiceError
 from .media import decide_encoding, parse_decide_body
 from .metrics import Metrics
+from .npy_body import parse_query
 from .schemas import parse_reward
 
 __all__ = ["HotRoutes", "Unauthorized", "TooLarge", "authorize", "error_body", "ERROR_NAMES"]
@@ -45,8 +45,10 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 #: the ``error`` word of a refusal's JSON body, by status
 ERROR_NAMES = {401: "unauthorized", 404: "not found", 405: "method not allowed",
-               409: "conflict", 413: "body too large", 415: "unsupported media type",
-               422: "invalid request", 500: "internal server error", 503: "unavailable"}
+               408: "request timeout", 409: "conflict", 413: "body too large",
+               415: "unsupported media type", 422: "invalid request",
+               431: "request header fields too large", 500: "internal server error",
+               503: "unavailable"}
 _JSON_HEADERS = [(b"content-type", b"application/json")]
 
 
@@ -188,7 +190,7 @@ class HotRoutes:
     async def _decide(self, scope: Scope, receive: Receive) -> dict[str, Any]:
         encoding = decide_encoding(_header(scope, b"content-type"))
         body = await self._body(scope, receive)
-        query = parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True)
+        query = parse_query(scope["query_string"])
         parsed = parse_decide_body(encoding, body, query, self.n_features, self.max_actions)
         return await self.service.decide_async(parsed.contexts, parsed.decision_id,
                                                parsed.excluded, parsed.default_action)

@@ -79,10 +79,12 @@ class Metrics:
         lines.append(f"glmbandits_pending_decisions {pending}")
         if commits is not None:
             metric("glmbandits_commits_total", "counter",
-                   "Log commits of request batches (one fsync each) since the process started.")
+                   "Log commits of request batches that logged an event (one fsync each) "
+                   "since the process started; reads (GET /v1/model) are not commits.")
             lines.append(f"glmbandits_commits_total {commits[0]}")
             metric("glmbandits_committed_requests_total", "counter",
-                   "Requests answered after those commits (their ratio is the group size).")
+                   "Requests whose events those commits wrote (their ratio is the group "
+                   "size).")
             lines.append(f"glmbandits_committed_requests_total {commits[1]}")
         with self._lock:
             responses = dict(self._responses)

@@ -1,17 +1,65 @@
-"""The OpenAPI 3.1 document served at ``/v1/openapi.json``, built from the msgspec models."""
+"""The OpenAPI 3.1 document served at ``/v1/openapi.json``, built from the msgspec models.
+
+It states what the server enforces, for the config it serves, as far as JSON Schema can
+say it, so that a client generated from it, or a schema-driven fuzzer, sends requests
+that reach the core: every context row has exactly ``n_features`` numbers of magnitude
+at most 1e50 (the library's bound, ``glmbandits._validation.MAX_MAGNITUDE``), at most
+``max_actions`` rows, rows and ``excluded`` indices below ``max_actions``, the reward
+within the configured family's domain, ``default_action`` required in shadow mode, the
+decision id's length, and the bounds of ``after`` and ``limit``. What JSON Schema cannot
+say (an excluded row below the request's own K, and not every row excluded) is in the
+descriptions.
+"""
 
 from __future__ import annotations
 
+import copy
+import math
 from typing import Any
 
 import msgspec
 
+from .._validation import MAX_MAGNITUDE
+from ..data.event_records import DECISION_ID_PATTERN, DECISION_ID_RULE
 from .config import ServiceConfig
 
-__all__ = ["openapi_document", "MAX_EVENTS_PAGE"]
+__all__ = ["openapi_document", "reward_schema", "MAX_EVENTS_PAGE", "MAX_AFTER"]
 
 #: The most events one ``GET /v1/events`` returns (its ``limit`` default and maximum).
 MAX_EVENTS_PAGE = 1000
+#: The largest ``after`` (and ``limit``) the server reads: at most 18 digits.
+MAX_AFTER = 10 ** 18 - 1
+
+
+def reward_schema(family: str) -> dict[str, Any]:
+    """The JSON Schema of a reward for ``family``: its domain, within the library's bound.
+
+    The domain of every family of :mod:`glmbandits.families` is the closed range of its
+    mean (``mean_range``), as ``in_domain`` accepts it (the tests check both agree).
+
+    Examples
+    --------
+    >>> reward_schema("logistic")["minimum"], reward_schema("logistic")["maximum"]
+    (0.0, 1.0)
+    >>> reward_schema("linear")["maximum"]
+    1e+50
+    """
+    from ..families import get_family
+
+    law = get_family(family, "openapi_document")
+    low, high = law.mean_range
+    low = low if math.isfinite(low) else -MAX_MAGNITUDE
+    high = high if math.isfinite(high) else MAX_MAGNITUDE
+    return {"type": "number", "minimum": max(low, -MAX_MAGNITUDE),
+            "maximum": min(high, MAX_MAGNITUDE),
+            "description": f"the {law.name} family's reward domain {law.reward_domain} "
+                           f"(finite, magnitude at most {MAX_MAGNITUDE:g})"}
+
+
+def _without_null(schema: dict[str, Any]) -> dict[str, Any]:
+    """The non-null branch of an ``Optional`` field's ``anyOf`` (the field itself otherwise)."""
+    branches = [b for b in schema.get("anyOf", []) if b.get("type") != "null"]
+    return branches[0] if len(branches) == 1 else schema
 
 
 def _responses(ok: str | None, *errors: int, media: str = "application/json") -> dict:
@@ -41,8 +89,32 @@ def openapi_document(config: ServiceConfig) -> dict[str, Any]:
         [DecideRequest, RewardRequest, DecideResponse, RewardResponse, ErrorResponse,
          HealthResponse, ModelResponse], ref_template="#/components/schemas/{name}")
     d, K = config.policy.n_features, config.decisions.max_actions
-    components["DecideRequest"]["properties"]["contexts"]["description"] = (
-        f"K rows (1 <= K <= {K}) of {d} finite numbers, one per action")
+    decide = components["DecideRequest"]
+    number = {"type": "number", "minimum": -MAX_MAGNITUDE, "maximum": MAX_MAGNITUDE}
+    decide["properties"]["contexts"] = {
+        "description": f"K rows (1 <= K <= {K}) of {d} finite numbers of magnitude at most "
+                       f"{MAX_MAGNITUDE:g}, one row per action",
+        "type": "array", "minItems": 1, "maxItems": K,
+        "items": {"type": "array", "minItems": d, "maxItems": d, "items": number}}
+    row = {"type": "integer", "minimum": 0, "maximum": K - 1}  # 2.0 is read as 2 too
+    decide["properties"]["excluded"] = {"anyOf": [
+        {"type": "array", "items": row, "description": "rows that must not be chosen: each "
+                                                       "below the request's K, and at least "
+                                                       "one row left"},
+        {"type": "null"}], "default": None}
+    if config.decisions.mode == "shadow":  # the client's own choice is required there
+        decide["properties"]["default_action"] = {
+            **row, "description": "the row the client shows (below the request's K)"}
+        decide["required"] = sorted({*decide["required"], "default_action"})
+    else:
+        decide["properties"]["default_action"] = {"anyOf": [
+            {**row, "description": "shadow mode only (ignored in live mode)"},
+            {"type": "null"}], "default": None}
+    components["RewardRequest"]["properties"]["reward"] = reward_schema(config.policy.family)
+    for model in ("DecideRequest", "RewardRequest"):  # the one rule of decision ids
+        _without_null(components[model]["properties"]["decision_id"]).update(
+            pattern=DECISION_ID_PATTERN, description=f"the decision's id: {DECISION_ID_RULE}")
+    decision_id = copy.deepcopy(components["RewardRequest"]["properties"]["decision_id"])
     components["EvaluationResponse"] = {
         "type": "object", "required": ["available"],
         "description": "available false: nothing to evaluate yet (reason says why). "
@@ -64,35 +136,46 @@ def openapi_document(config: ServiceConfig) -> dict[str, Any]:
         "JSON (DecideRequest), or for large K x d the contexts as a NumPy .npy file "
         "(application/x-npy, the bytes np.save writes: a (K, d) float64 or float32 array, "
         "C or Fortran order; never pickled objects) with decision_id, excluded and "
-        "default_action in the query string. A missing Content-Type is read as JSON.")
-    decide_body["content"]["application/x-npy"] = {"schema": {
-        "type": "string", "format": "binary",
-        "description": f"an .npy file of a (K, {d}) float64 or float32 array, "
-                       f"1 <= K <= {K}, every number finite"}}
+        "default_action in the query string (only then: with a JSON body they are 422 "
+        "there, so they are listed under the .npy media type's x-query-parameters, not as "
+        "the operation's parameters, which OpenAPI would apply to JSON bodies too). A "
+        "missing Content-Type is read as JSON.")
     npy_query = [
         {"name": "decision_id", "in": "query", "required": False,
          "description": "only with an application/x-npy body (a JSON body carries it "
-                        "itself): the decision's id, 1-256 characters",
-         "schema": {"type": "string", "minLength": 1, "maxLength": 256}},
+                        "itself): the decision's id, percent-encoded UTF-8 (an invalid "
+                        "escape or invalid UTF-8 is 422)",
+         "schema": decision_id},
         {"name": "excluded", "in": "query", "required": False,
          "description": "only with an application/x-npy body: rows that must not be "
                         "chosen, comma-separated (e.g. 0,3)",
-         "schema": {"type": "string", "pattern": "^([0-9]+(,[0-9]+)*)?$"}},
+         "schema": {"type": "string", "pattern": "^([0-9]{1,18}(,[0-9]{1,18})*)?$"}},
         {"name": "default_action", "in": "query", "required": False,
          "description": "only with an application/x-npy body, in shadow mode: the row the "
                         "client shows",
-         "schema": {"type": "integer", "minimum": 0}}]
+         "schema": dict(row)}]
+    decide_body["content"]["application/x-npy"] = {
+        "schema": {"type": "string", "format": "binary",
+                   "description": f"an .npy file of a (K, {d}) float64 or float32 array, "
+                                  f"1 <= K <= {K}, every number finite and of magnitude at "
+                                  f"most {MAX_MAGNITUDE:g}"},
+        "x-query-parameters": npy_query}
 
-    return {
+    document = {
         "openapi": "3.1.0",
         "info": {"title": "glmbandits decision service", "version": __version__,
                  "description": f"Decide among K <= {K} actions with {d} features each; "
-                                "reward decisions later by id."},
+                                "reward decisions later by id. A request line and headers "
+                                f"above {config.max_header_bytes} bytes or "
+                                f"{config.max_headers} lines are 431; a request whose "
+                                f"headers take over {config.header_timeout:g} s, or its body "
+                                f"over {config.body_timeout:g} s more, is 408; a body above "
+                                f"{config.max_body_bytes} bytes is 413."},
         "components": {"schemas": components, "securitySchemes": {
             "bearer": {"type": "http", "scheme": "bearer"}}},
         "paths": {
             "/v1/decide": {"post": {"summary": "choose an action", "security": secured,
-                                    "requestBody": decide_body, "parameters": npy_query,
+                                    "requestBody": decide_body,
                                     "responses": _responses("DecideResponse", 401, 409, 413,
                                                             415, 422, 503)}},
             "/v1/reward": {"post": {"summary": "the reward of a decision", "security": secured,
@@ -108,7 +191,8 @@ def openapi_document(config: ServiceConfig) -> dict[str, Any]:
                 "summary": "the event log as NDJSON, one event a line", "security": secured,
                 "parameters": [
                     {"name": "after", "in": "query", "required": False,
-                     "schema": {"type": "integer", "minimum": 0}},
+                     "description": "only events with a larger seq (default 0)",
+                     "schema": {"type": "integer", "minimum": 0, "maximum": MAX_AFTER}},
                     {"name": "limit", "in": "query", "required": False,
                      "description": f"at most {MAX_EVENTS_PAGE} (the default); page on with "
                                     "after = the last seq received",
@@ -130,3 +214,7 @@ def openapi_document(config: ServiceConfig) -> dict[str, Any]:
                                          "responses": {"200": {"description": "OpenAPI"}}}},
         },
     }
+    for path, operations in document["paths"].items():  # names for generated clients
+        for operation in operations.values():
+            operation["operationId"] = path.rsplit("/", 1)[1].split(".")[0]
+    return document

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any, Optional, Union
 
 import msgspec
 import numpy as np
@@ -38,10 +38,11 @@ class DecideRequest(msgspec.Struct, forbid_unknown_fields=True):
     contexts: Annotated[list[list[float]], msgspec.Meta(
         min_length=1, description="K rows (1 <= K <= max_actions) of n_features finite numbers")]
     decision_id: Optional[DecisionId] = None
-    excluded: Optional[list[Annotated[int, msgspec.Meta(ge=0)]]] = None
-    default_action: Optional[Annotated[int, msgspec.Meta(
-        ge=0, description="shadow mode: the row the client shows (required there); "
-                          "ignored in live mode")]] = None
+    # row numbers: JSON Schema counts 2.0 as an integer (and a client computing rows as
+    # floats sends it so), so any integral number >= 0 is read (parse_decide makes it an
+    # int; openapi.py states them as integers)
+    excluded: Optional[list[Union[int, float]]] = None
+    default_action: Optional[Union[int, float]] = None
 
 
 class RewardRequest(msgspec.Struct, forbid_unknown_fields=True):
@@ -215,10 +216,22 @@ def parse_decide(body: bytes, n_features: int, max_actions: int) -> DecideReques
         row, column = np.argwhere(~np.isfinite(X))[0]
         raise Invalid(f"contexts[{row}][{column}] must be a finite number",
                       f"contexts[{row}][{column}]")
+    if request.excluded is not None:
+        request.excluded = [_row(value, f"excluded[{index}]")  # type: ignore[misc]
+                            for index, value in enumerate(request.excluded)]
+    if request.default_action is not None:
+        request.default_action = _row(request.default_action, "default_action")
     if request.excluded:
-        check_excluded_rows(request.excluded, X.shape[0])
+        check_excluded_rows(request.excluded, X.shape[0])  # type: ignore[arg-type]
     request.contexts = X  # type: ignore[assignment]
     return request
+
+
+def _row(value: float, field: str) -> int:
+    """A row number given as a JSON number: integral (``2`` or ``2.0``) and >= 0, else 422."""
+    if value < 0 or not (isinstance(value, int) or value.is_integer()):
+        raise Invalid(f"{field} must be an integer >= 0 (a row number), got {value!r}", field)
+    return int(value)
 
 
 def parse_reward(body: bytes) -> RewardRequest:

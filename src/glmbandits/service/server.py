@@ -22,6 +22,7 @@ import uvicorn
 from .app import create_app
 from .config import ServiceConfig
 from .core import DecisionService
+from .http_guard import guarded_protocol
 from .store import open_store
 
 __all__ = ["run_server", "start_service", "run_learner", "ROLES"]
@@ -144,7 +145,9 @@ def run_server(config: ServiceConfig, *, host: str | None = None, port: int | No
     server = _Server(uvicorn.Config(
         app, host=host or config.host, port=config.port if port is None else port,
         log_level=log_level, access_log=access_log, lifespan="on",
-        timeout_graceful_shutdown=30))
+        timeout_graceful_shutdown=30, http=guarded_protocol(
+            max_header_bytes=config.max_header_bytes, max_headers=config.max_headers,
+            header_timeout=config.header_timeout, body_timeout=config.body_timeout)))
     _freeze_startup_objects()
     try:
         server.run()
