@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence, TypeVar
 
 import numpy as np
 
@@ -46,6 +46,7 @@ __all__ = ["DecisionAPI", "REWARDED"]
 
 #: How ``PendingDecisions.resolved`` marks a decision whose first reward was learned.
 REWARDED = "rewarded"
+_T = TypeVar("_T")
 
 
 class DecisionAPI:
@@ -60,6 +61,13 @@ class DecisionAPI:
         not part of the saved state. A decision is written before ``decide``
         returns it, a reward before ``reward`` returns; if writing fails the call
         raises and the policy is as it was before the call.
+
+    Every call is a transaction: ``decide`` (with the expiries of a full store),
+    ``reward`` (a late one closes its decision first), ``reward_batch`` (checked as
+    a whole first) and ``expire`` either complete or, if anything fails part-way
+    (an event-log write, a numerical refusal), leave the policy exactly as it was,
+    its generator included. Events written to the log before the failure stay
+    there (each records a step that was made, then undone with the call).
     """
 
     # provided by :class:`glmbandits.policies.base.Policy`
@@ -186,17 +194,20 @@ class DecisionAPI:
                         f"{owner}: decision_id {decision_id!r} is pending for a request with "
                         "other contexts or exclusions (or default_action); a retry must repeat "
                         "the request exactly (use a new decision_id for a new request)")
-                store.counts["retried"] += 1
+                store.count("retried")
                 return entry.decision
             if decision_id in store.resolved:
                 raise ValueError(
                     f"{owner}: decision_id {decision_id!r} was already closed "
                     f"({store.resolved[decision_id]}); use a new decision_id")
         log = self.event_log
-        # With an event log the decision is a transaction: if writing it fails, the
-        # policy (what its _choose touched, the generator, last_*) is put back.
-        record = None if log is None else checkpoint(self)
-        rng_state = self.rng_.bit_generator.state
+        # With an event log, or when the store is full (the oldest decisions expire, and
+        # learn their default reward), the decision is a transaction: if writing it or
+        # an expiry fails, the policy (what its _choose touched, the generator, last_*,
+        # the store) is put back.
+        evicts = keep_pending and len(store.pending) >= store.max_pending
+        record = checkpoint(self) if log is not None or evicts else None
+        rng_state = None if record is None else self.rng_.bit_generator.state
         try:
             rows = X if candidates is None else X[candidates]
             chosen = self._select_checked(rows, owner)
@@ -224,6 +235,9 @@ class DecisionAPI:
                 log.record_decision(decision_id, now, X, decision.probabilities,
                                     action, decision.propensity, self.n_updates_, tag=tag,
                                     policy_action=policy_action)
+            if keep_pending:
+                self._keep_pending(PendingDecision(decision, X[action].copy(), tag, digest),
+                                   now)
         except BaseException:
             if record is not None:
                 record.restore()
@@ -231,8 +245,6 @@ class DecisionAPI:
             raise
         if record is not None:
             record.release()
-        if keep_pending:
-            self._keep_pending(PendingDecision(decision, X[action].copy(), tag, digest), now)
         return decision
 
     def _keep_pending(self, entry: PendingDecision, now: float) -> None:
@@ -242,8 +254,21 @@ class DecisionAPI:
         # ones expire (as expire() would), so a refused decide evicts nothing.
         while len(store.pending) >= store.max_pending:
             self._close_decision(next(iter(store.pending)), now)
-        store.pending[entry.decision.decision_id] = entry
-        store.counts["decided"] += 1
+        store.add(entry)
+
+    def _atomically(self, run: Callable[[], _T]) -> _T:
+        """``run()`` as one transaction: if it raises, the policy (its learned state, the
+        store of decisions, the generator) is put back exactly as it was."""
+        record = checkpoint(self)
+        rng_state = self.rng_.bit_generator.state
+        try:
+            result = run()
+        except BaseException:
+            record.restore()
+            self.rng_.bit_generator.state = rng_state
+            raise
+        record.release()
+        return result
 
     def register_decision(self, decision_id: str, contexts: Any, action: int,
                           probabilities: Any, *, model_version: int, timestamp: float,
@@ -341,9 +366,12 @@ class DecisionAPI:
             scores=scores, candidates=_read_only(rows.copy()),
             model_version=int(model_version), timestamp=now, policy_action=policy_action)
         default_action = None if policy_action is None else action
-        self._keep_pending(PendingDecision(decision, X[action].copy(),
-                                           None if tag is None else int(tag),
-                                           request_digest(X, candidates, default_action)), now)
+        entry = PendingDecision(decision, X[action].copy(), None if tag is None else int(tag),
+                                request_digest(X, candidates, default_action))
+        if len(store.pending) >= store.max_pending:  # expiries (logged, learned): atomic
+            self._atomically(lambda: self._keep_pending(entry, now))
+        else:
+            self._keep_pending(entry, now)
         return decision
 
     def check_reward(self, reward: Any) -> float:
@@ -401,11 +429,15 @@ class DecisionAPI:
 
     def reward_batch(self, decision_ids: Sequence[str], rewards: Any, *,
                      now: float | None = None) -> list[str]:
-        """:meth:`reward` for many decisions, in the given order.
+        """:meth:`reward` for many decisions, in the given order, as one transaction.
 
         Every id and reward is checked before the first is applied, so a bad
-        entry changes nothing. Refits are lazy, so an exact-refit policy solves
-        its MLE once, at its next decision, whatever the batch size.
+        entry changes nothing; the ids known when the batch starts stay known until
+        it ends (an id repeated in the batch is a duplicate, even under a small
+        ``max_resolved``); if applying fails part-way (an event-log write, a
+        numerical refusal), the whole batch is undone. Refits are lazy, so an
+        exact-refit policy solves its MLE once, at its next decision, whatever the
+        batch size.
 
         Returns
         -------
@@ -429,8 +461,19 @@ class DecisionAPI:
                 added[decision_id] = added.get(decision_id, 0.0) + value
             for decision_id, value in added.items():
                 self._check_sum(decision_id, value, now, owner)
-        return [self._reward_checked(decision_id, value, now, owner)
-                for decision_id, value in zip(ids, values)]
+        store = self.decisions_
+
+        def apply() -> list[str]:
+            store._keep_resolved = True  # every id of the batch stays known until its end
+            try:
+                statuses = [self._reward_checked(decision_id, value, now, owner)
+                            for decision_id, value in zip(ids, values)]
+            finally:
+                store._keep_resolved = False
+            store.trim()
+            return statuses
+
+        return self._atomically(apply)
 
     def expire(self, older_than: float = 0.0, *, now: float | None = None
                ) -> dict[str, int]:
@@ -439,7 +482,8 @@ class DecisionAPI:
         A closed decision with held rewards (``duplicate_rewards="sum"``) is
         learned with their sum; one without rewards gets ``default_reward`` (if
         configured) or is dropped. Oldest first. A reward that arrives later is
-        counted as late.
+        counted as late. One transaction: if an expiry fails (its event-log write,
+        or learning its reward), none of them is applied.
 
         Returns
         -------
@@ -453,8 +497,12 @@ class DecisionAPI:
                              f"{format_value(older_than)}")
         now = time.time() if now is None else check_timestamp(now, owner)
         outcomes = {DROPPED: 0, DEFAULTED: 0, LEARNED: 0}
-        for decision_id in self.decisions_.expired_before(now - older_than):
-            outcomes[self._close_decision(decision_id, now)] += 1
+        expired = list(self.decisions_.expired_before(now - older_than))
+        if expired:
+            def close_all() -> None:
+                for decision_id in expired:
+                    outcomes[self._close_decision(decision_id, now)] += 1
+            self._atomically(close_all)
         return outcomes
 
     # -- internals ------------------------------------------------------------------
@@ -492,31 +540,38 @@ class DecisionAPI:
         """Apply a checked reward for a known id (see :meth:`reward`)."""
         store = self.decisions_
         entry = store.pending.get(decision_id)
-        if (entry is not None and store.reward_wait is not None
-                and now - entry.decision.timestamp > store.reward_wait):
-            self._close_decision(decision_id, now)
-            entry = None
-        log = self.event_log
         if entry is None:
-            status = DUPLICATE if store.resolved[decision_id] == REWARDED else LATE
-            if log is not None:
-                log.record_reward(decision_id, now, reward, status)
-            store.counts[status] += 1
-            return status
+            return self._count_closed(decision_id, reward, now)
+        if store.reward_wait is not None and now - entry.decision.timestamp > store.reward_wait:
+            # late: the reward first closes its decision (as expire would), then is
+            # counted as late; both or neither (their log writes can fail)
+            def close_then_count() -> str:
+                self._close_decision(decision_id, now)
+                return self._count_closed(decision_id, reward, now)
+            return self._atomically(close_then_count)
+        log = self.event_log
         if store.duplicate_rewards == "sum":
             if log is not None:
                 log.record_reward(decision_id, now, reward, HELD)
-            entry.reward_sum += reward
-            entry.n_rewards += 1
-            store.counts[HELD] += 1
+            store.hold(entry, reward)
+            store.count(HELD)
             return HELD
         then = None if log is None else (
             lambda: log.record_reward(decision_id, now, reward, LEARNED))
         self._learn_transaction(entry.x, reward, entry.tag, owner, then)
-        del store.pending[decision_id]
-        store.remember(decision_id, REWARDED)
-        store.counts[LEARNED] += 1
+        store.close(decision_id, REWARDED)
+        store.count(LEARNED)
         return LEARNED
+
+    def _count_closed(self, decision_id: str, reward: float, now: float) -> str:
+        """A reward for a closed decision: logged and counted as a duplicate or late."""
+        store = self.decisions_
+        status = DUPLICATE if store.resolved[decision_id] == REWARDED else LATE
+        log = self.event_log
+        if log is not None:
+            log.record_reward(decision_id, now, reward, status)
+        store.count(status)
+        return status
 
     def _close_decision(self, decision_id: str, now: float) -> str:
         """Close a pending decision by expiry; returns its outcome."""
@@ -536,7 +591,6 @@ class DecisionAPI:
                                     f"{type(self).__name__}.expire", write)
         elif write is not None:
             write()
-        del store.pending[decision_id]
-        store.remember(decision_id, outcome)
-        store.counts[f"expired_{outcome}"] += 1
+        store.close(decision_id, outcome)
+        store.count(f"expired_{outcome}")
         return outcome

@@ -36,13 +36,18 @@ The options (:meth:`PendingDecisions.configure`, through
     and not learned.
 ``max_resolved`` (default 100,000)
     How many closed decision ids are remembered, so that a repeated or late
-    reward is recognised as such; an id older than that is unknown.
+    reward is recognised as such; an id older than that is unknown. Within one
+    ``reward_batch`` the ids known when it starts stay known until it ends.
+
+Why this module is long: the store's bookkeeping, its compact saved state and the
+journal that lets a policy's transaction undo it are one object's invariants (each
+change method journals what the rollback undoes, in the pending and closed order).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Iterator, Protocol
 
 import numpy as np
@@ -166,6 +171,9 @@ class PendingDecision:
     digest: str              # fingerprint of (contexts, excluded): a retry must repeat them
     reward_sum: float = 0.0  # duplicate_rewards="sum": rewards held so far
     n_rewards: int = 0
+    #: its place in the pending order, set by :meth:`PendingDecisions.add` (not saved: a
+    #: loaded store numbers its entries in their saved order); a rollback sorts by it
+    order: int = field(default=0, compare=False, repr=False)
 
 
 class PendingDecisions:
@@ -174,6 +182,12 @@ class PendingDecisions:
     Held by every policy as ``policy.decisions_`` (see the module docstring for
     the options). Its state is plain arrays when saved (:meth:`__getstate__`),
     so a policy saved with pending decisions resumes them exactly.
+
+    It takes part in the policy's transactions (:mod:`glmbandits.estimation.checkpoint`):
+    while a checkpoint of the policy is open, every change made through :meth:`add`,
+    :meth:`close`, :meth:`remember`, :meth:`hold` and :meth:`count` is journaled (O(1)
+    each), and a restored checkpoint undoes them, the order of the pending and of the
+    closed ids included. Outside a transaction nothing is journaled.
     """
 
     def __init__(self) -> None:
@@ -187,6 +201,14 @@ class PendingDecisions:
         self.counts: dict[str, int] = dict.fromkeys(
             ("decided", "retried", "learned", "held", "duplicate", "late", "expired_dropped",
              "expired_default", "expired_learned"), 0)
+        self._start_journal()
+
+    def _start_journal(self) -> None:
+        """No transaction open (not saved state: set on creation and on load)."""
+        self._undo: list[tuple] | None = None  # the undo journal while a checkpoint is open
+        self._open = 0                         # open checkpoints (they nest)
+        self._next_order = len(self.pending)
+        self._keep_resolved = False            # reward_batch: trim the closed ids at its end
 
     # -- options ----------------------------------------------------------------
     def configure(self, owner: str, family_check: Any, **options: Any) -> None:
@@ -223,13 +245,104 @@ class PendingDecisions:
         return {name: getattr(self, name) for name in (
             "max_pending", "duplicate_rewards", "default_reward", "reward_wait", "max_resolved")}
 
-    # -- bookkeeping ----------------------------------------------------------
+    # -- bookkeeping (every change goes through these, journaled in a transaction) -----
+    def add(self, entry: PendingDecision) -> None:
+        """Keep a new pending decision (last in the pending order) and count it as decided."""
+        decision_id = entry.decision.decision_id
+        entry.order = self._next_order
+        self._next_order += 1
+        self.pending[decision_id] = entry
+        if self._undo is not None:
+            self._undo.append((_ADDED, decision_id))
+        self.count("decided")
+
+    def close(self, decision_id: str, outcome: str) -> None:
+        """Remove a pending decision and remember it as closed with ``outcome``."""
+        entry = self.pending.pop(decision_id)
+        if self._undo is not None:
+            self._undo.append((_POPPED, decision_id, entry))
+        self.remember(decision_id, outcome)
+
+    def hold(self, entry: PendingDecision, reward: float) -> None:
+        """``duplicate_rewards="sum"``: add a reward to a pending decision's held sum."""
+        if self._undo is not None:
+            self._undo.append((_HELD, entry, entry.reward_sum, entry.n_rewards))
+        entry.reward_sum += reward
+        entry.n_rewards += 1
+
+    def count(self, name: str) -> None:
+        """Add one to ``counts[name]``."""
+        self.counts[name] += 1
+        if self._undo is not None:
+            self._undo.append((_COUNTED, name))
+
     def remember(self, decision_id: str, outcome: str) -> None:
         """Record a closed decision (bounded: the oldest closed ids are forgotten first)."""
         resolved = self.resolved
+        if self._undo is not None:
+            self._undo.append((_REMEMBERED, decision_id, resolved.get(decision_id, _MISSING)))
         resolved[decision_id] = outcome
+        if not self._keep_resolved:
+            self.trim()
+
+    def trim(self) -> None:
+        """Forget the oldest closed ids beyond ``max_resolved``."""
+        resolved = self.resolved
         while len(resolved) > self.max_resolved:
-            del resolved[next(iter(resolved))]
+            oldest = next(iter(resolved))
+            if self._undo is not None:
+                self._undo.append((_FORGOTTEN, oldest, resolved[oldest]))
+            del resolved[oldest]
+
+    # -- transactions (:mod:`glmbandits.estimation.checkpoint`) ---------------------
+    def _checkpoint(self) -> "_Savepoint":
+        """Open a savepoint: the changes from now on can be undone (see the class docstring)."""
+        if self._undo is None:
+            self._undo = []
+        self._open += 1
+        return _Savepoint(self, len(self._undo))
+
+    def _end_savepoint(self) -> None:
+        self._open -= 1
+        if self._open == 0:  # the outermost transaction ended: nothing more to undo
+            self._undo = None
+
+    def _rollback(self, mark: int) -> None:
+        """Undo the journaled changes after ``mark``, newest first."""
+        assert self._undo is not None
+        changes = self._undo[mark:]
+        del self._undo[mark:]
+        pending, resolved, counts = self.pending, self.resolved, self.counts
+        reorder = False
+        front: dict[str, str] = {}  # forgotten ids to put back before the others, newest first
+        for change in reversed(changes):
+            kind = change[0]
+            if kind == _COUNTED:
+                counts[change[1]] -= 1
+            elif kind == _HELD:
+                _, entry, entry.reward_sum, entry.n_rewards = change
+            elif kind == _ADDED:
+                del pending[change[1]]
+            elif kind == _POPPED:
+                pending[change[1]] = change[2]
+                reorder = True
+            elif kind == _FORGOTTEN:
+                front[change[1]] = change[2]
+            else:  # _REMEMBERED
+                _, decision_id, previous = change
+                where = resolved if decision_id in resolved else front
+                if previous is _MISSING:
+                    del where[decision_id]
+                else:
+                    where[decision_id] = previous
+        if reorder:  # a closed decision goes back to its place in the pending order
+            entries = sorted(pending.items(), key=lambda item: item[1].order)
+            pending.clear()
+            pending.update(entries)
+        if front:
+            closed = [*reversed(front.items()), *resolved.items()]
+            resolved.clear()
+            resolved.update(closed)
 
     def expired_before(self, cutoff: float) -> Iterator[str]:
         """Ids of pending decisions made at or before ``cutoff``, oldest first."""
@@ -293,9 +406,10 @@ class PendingDecisions:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state["options"])
+        self.pending = {}
+        self._start_journal()
         self.counts = dict(state["counts"])
         self.resolved = dict(zip(state["resolved_ids"], state["resolved_outcomes"]))
-        self.pending = {}
         ends = np.cumsum(state["sizes"])
         # files saved before shadow mode have no policy_actions: every decision was live
         policy_actions = state.get("policy_actions")
@@ -320,7 +434,29 @@ class PendingDecisions:
                 decision=decision, x=state["x"][i].copy(),
                 tag=int(state["tags"][i]) if state["has_tag"][i] else None,
                 digest=state["digests"][i], reward_sum=float(state["reward_sums"][i]),
-                n_rewards=int(state["n_rewards"][i]))
+                n_rewards=int(state["n_rewards"][i]), order=i)
+        self._next_order = len(self.pending)
+
+
+class _Savepoint:
+    """A :class:`PendingDecisions` checkpoint: :meth:`restore` undoes, :meth:`release` keeps."""
+
+    __slots__ = ("store", "mark")
+
+    def __init__(self, store: PendingDecisions, mark: int) -> None:
+        self.store, self.mark = store, mark
+
+    def restore(self) -> None:
+        self.store._rollback(self.mark)
+        self.store._end_savepoint()
+
+    def release(self) -> None:
+        self.store._end_savepoint()
+
+
+#: The kinds of journaled change, and "no previous value".
+_ADDED, _POPPED, _HELD, _COUNTED, _REMEMBERED, _FORGOTTEN = range(6)
+_MISSING = object()
 
 
 def _optional_float(value: Any) -> float | None:
