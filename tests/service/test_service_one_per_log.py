@@ -65,7 +65,8 @@ def read_events(db: str) -> list[tuple]:
         store.close()
 
 
-def serve_expecting_refusal(config: Path, db: str, role: str = "all") -> subprocess.CompletedProcess:
+def serve_expecting_refusal(config: Path, db: str,
+                            role: str = "all") -> subprocess.CompletedProcess:
     """``glmbandits serve`` that must exit by itself (a refusal); fails if it serves on."""
     try:
         return subprocess.run(
@@ -332,3 +333,93 @@ def test_role_all_is_refused_while_api_processes_serve_the_database(tmp_path, po
     finally:
         codes = [api.terminate(), learner.terminate()]
     assert codes == [0, 0], api.output() + learner.output()
+
+
+@pytest.mark.slow
+def test_recover_on_postgresql_moves_the_rest_into_tables_of_the_schema(tmp_path, postgres_url):
+    from glmbandits.service.postgres_store import PostgresStore
+    from glmbandits.service.recover import apply_recovery, plan_recovery
+
+    config = load_config(two_writer_log(tmp_path, postgres_url, snapshots=True))
+    before = read_events(postgres_url)
+    with pytest.raises(ReplayMismatchError):
+        DecisionService(config, open_store(postgres_url)).start()
+    store = PostgresStore(postgres_url)
+    try:
+        store.claim_topology("single")
+        plan = plan_recovery(config, store)
+        assert plan.needed and 0 < plan.kept_seq < plan.last_seq
+        apply_recovery(config, store, plan, label="t2")
+        assert plan.destination == "glmbandits_set_aside_t2_events"
+        with store.connect("test") as connection:
+            moved = connection.execute(
+                f"SELECT seq FROM {plan.destination} ORDER BY seq").fetchall()
+            versions = connection.execute(
+                "SELECT count(*) FROM glmbandits_set_aside_t2_versions").fetchone()[0]
+        kept = read_events(postgres_url)
+        assert [seq for seq, _ in kept] + [seq for (seq,) in moved] == \
+            [seq for seq, _ in before]
+        assert versions >= 1  # the old snapshots (model versions) went too
+        # the counters now count the kept events only
+        assert store.totals()["decisions"] == sum(row[0] == "decision" for _, row in kept)
+    finally:
+        store.close()
+    service = DecisionService(config, open_store(postgres_url)).start()
+    try:
+        assert service.restored_from["snapshot_seq"] == plan.kept_seq
+        checker = open_store(postgres_url)
+        assert_same_state(service.policy, rebuild_from_log(config, checker))
+        checker.close()
+    finally:
+        service.stop()
+
+
+@pytest.mark.slow
+def test_a_role_all_that_lost_its_postgresql_session_never_writes_beside_another(
+        tmp_path, postgres_url, postgres_server):
+    config = write_config(tmp_path)
+    first = ServerProcess(config, postgres_url)
+    second = None
+    try:
+        body = {"contexts": [[0.1, 0.2, 0.3]] * 3}
+        assert first.client.post("/v1/decide", json={**body, "decision_id": "f1"}
+                                 ).status_code == 200
+        # cut the first process's sessions (a network cut, a failover): its lock goes
+        postgres_server.psql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE "
+                             f"application_name LIKE 'glmbandits all pid={first.process.pid} %'")
+        second = start_when_free(config, postgres_url)
+        assert second.client.post("/v1/decide", json={**body, "decision_id": "s1"}
+                                  ).status_code == 200
+        # the first cannot take the lock again: it answers 503 and writes nothing
+        for attempt in range(3):
+            refused = first.client.post("/v1/decide",
+                                        json={**body, "decision_id": f"f{attempt + 2}"})
+            assert refused.status_code == 503, refused.text
+        assert second.client.post("/v1/reward", json={"decision_id": "f1", "reward": 1.0}
+                                  ).status_code == 200
+        assert second.terminate() == 0, second.output()
+        # once the second stops, the first takes the lock again, rebuilds from the log
+        # (which the second changed) and serves on: the log still replays
+        deadline = time.monotonic() + DEADLINE
+        while True:
+            answer = first.client.post("/v1/decide", json={**body, "decision_id": "f9"})
+            if answer.status_code == 200 or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        assert answer.status_code == 200, answer.text
+        assert first.client.post("/v1/reward", json={"decision_id": "s1", "reward": 0.0}
+                                 ).status_code == 200
+        assert first.terminate() == 0, first.output()
+        store = open_store(postgres_url)
+        try:
+            ids = [e.decision_id for e in store.events() if e.kind == "decision"]
+            assert ids == ["f1", "s1", "f9"]
+            seq, data = store.latest_snapshot()
+            assert_same_state(decode_snapshot(data),
+                              rebuild_from_log(load_config(config), store))
+        finally:
+            store.close()
+    finally:
+        first.kill()
+        if second is not None:
+            second.kill()

@@ -166,6 +166,7 @@ class PostgresStore:
         #: held by every serving process: exclusively by --role all, shared by the others
         self.serve_key = advisory_key(f"glmbandits.service.serve:{self.schema}")
         self._claimed: str | None = None
+        self._known_seq = 0  # --role all: the log's last seq as this process last saw it
         self._reader = self.connect("glmbandits-service-reader")
         self._reader_lock = threading.Lock()
         self._pending: list[Event] = []
@@ -206,6 +207,7 @@ class PostgresStore:
                     break
             if counts:
                 cursor.executemany(_COUNT, sorted(counts.items()))
+        self._known_seq = last
         return last
 
     def rollback(self) -> None:
@@ -223,7 +225,20 @@ class PostgresStore:
                     writer.close()
                     raise
             self._writer = writer
+            if self._claimed == "single":
+                self._check_unchanged(writer)
         return self._writer
+
+    def _check_unchanged(self, writer: Any) -> None:
+        """After the lock was taken again: refuse (RuntimeError) to write if another process
+        wrote to the log meanwhile, so that the service rebuilds its policy from the log
+        (as after any failed commit) before it writes again."""
+        last = int(writer.execute(f"SELECT coalesce(max(seq), 0) FROM {_EVENTS}").fetchone()[0])
+        if last != self._known_seq:
+            known, self._known_seq = self._known_seq, last
+            raise RuntimeError(f"{self.url}: the connection was cut and another process wrote "
+                               f"to the log meanwhile (seq {known} -> {last}); this process "
+                               "rebuilds its state from the log before writing again")
 
     def write_snapshot(self, seq: int, data: bytes) -> None:
         """A snapshot of role ``all`` (no model version recorded, nobody notified)."""
@@ -274,6 +289,7 @@ class PostgresStore:
         if self._claimed != topology:
             self._take_serve_lock(self._live_writer(), topology)
             self._claimed = topology
+            self._known_seq = self.last_seq()
         self._live_writer().execute(
             "INSERT INTO glmbandits_service_meta (key, value) VALUES ('topology', %s) "
             "ON CONFLICT (key) DO NOTHING", (topology,))
@@ -319,6 +335,7 @@ class PostgresStore:
             connection.execute("DELETE FROM glmbandits_service_counters")
             if counts:
                 connection.cursor().executemany(_COUNT, sorted(counts.items()))
+        self._known_seq = self.last_seq()
         return int(moved), f"{prefix}_events"
 
     def _take_serve_lock(self, connection: Any, topology: str) -> None:
