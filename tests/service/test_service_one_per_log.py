@@ -112,7 +112,11 @@ def test_a_second_claim_of_a_sqlite_log_is_refused_and_readers_need_none(tmp_pat
         with pytest.raises(ValueError, match="one process"):
             second.claim_topology("scale-out")
         holder.close()  # a clean stop releases the log
-        second.claim_topology("single")
+        second.claim_topology("single", holder="recover")
+        third = SQLiteStore(path)
+        with pytest.raises(LogInUseError, match=r"\(glmbandits recover, since"):
+            third.claim_topology("single")
+        third.close()
     finally:
         second.close()
         holder.close()
@@ -201,6 +205,54 @@ def test_recover_refuses_a_served_log_and_changes_nothing_without_apply(tmp_path
     assert "trusted prefix" in out and "nothing was changed" in out
     assert read_events(db) == before
     assert not list(tmp_path.glob("log.db.set-aside-*"))
+
+
+@pytest.mark.parametrize("decisions", [
+    'reward_wait = 5.0\nexpire_every = 0.001\nmax_pending = 4\nmissing_reward = "default"\n',
+    'reward_wait = 5.0\nexpire_every = 0.001\nduplicate_rewards = "sum"\nmax_resolved = 3\n',
+])
+def test_a_log_of_every_kind_of_call_restores_without_a_false_alarm(tmp_path, decisions):
+    """The restore check (the policy's counts equal the log's totals) holds for one writer
+    whatever happened: retries, duplicates, held sums, late rewards, sweeps, evictions."""
+    from glmbandits.service.errors import ServiceError
+    from glmbandits.service.recover import plan_recovery
+
+    db = f"sqlite:///{tmp_path / 'log.db'}"
+    config = load_config(write_config(tmp_path, decisions=decisions))
+    now = [1000.0]
+    service = DecisionService(config, open_store(db), clock=lambda: now[0]).start()
+    rng = np.random.default_rng(3)
+    contexts = {}
+    for t in range(120):
+        now[0] += float(rng.exponential(1.0))
+        choice = rng.random()
+        ids = list(contexts)
+        try:
+            if choice < 0.4 or not ids:
+                contexts[f"d{t}"] = unit_rows(rng, 4, 3)
+                service.decide(contexts[f"d{t}"], decision_id=f"d{t}")
+            elif choice < 0.5:  # a retry of the same request
+                old = ids[int(rng.integers(len(ids)))]
+                service.decide(contexts[old], decision_id=old)
+            else:  # rewards: first, duplicate, held, late or for a forgotten decision
+                old = ids[int(rng.integers(len(ids)))]
+                service.reward(old, float(rng.random() < 0.5))
+        except ServiceError:  # a 404 or 409: nothing logged
+            pass
+        if t % 10 == 0:  # let the worker sweep at the new time
+            service.submit(lambda: None).result(30)
+    totals = service.totals()
+    service.stop()
+    assert totals.get("expiries_dropped", 0) + totals.get("expiries_default", 0) + \
+        totals.get("expiries_learned", 0) > 0 and totals["retries"] > 0
+    assert any(key in totals for key in ("rewards_late", "rewards_duplicate", "rewards_held"))
+    restarted = DecisionService(config, open_store(db)).start()  # snapshot + tail
+    restarted.stop(snapshot=False)
+    store = open_store(db)
+    try:
+        assert not plan_recovery(config, store).needed  # the whole log, from its start
+    finally:
+        store.close()
 
 
 # -- real processes: SQLite ---------------------------------------------------------------------

@@ -161,7 +161,7 @@ def run_recover(args: argparse.Namespace) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     try:
-        store.claim_topology("single")  # no service may write while the log is recovered
+        store.claim_topology("single", holder="recover")  # no service writes meanwhile
         check_store_config(config, store)
         plan = plan_recovery(config, store)
         if plan.needed and args.apply:

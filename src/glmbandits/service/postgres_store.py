@@ -166,6 +166,7 @@ class PostgresStore:
         #: held by every serving process: exclusively by --role all, shared by the others
         self.serve_key = advisory_key(f"glmbandits.service.serve:{self.schema}")
         self._claimed: str | None = None
+        self._holder: str | None = None
         self._known_seq = 0  # --role all: the log's last seq as this process last saw it
         self._reader = self.connect("glmbandits-service-reader")
         self._reader_lock = threading.Lock()
@@ -272,7 +273,7 @@ class PostgresStore:
             "INSERT INTO glmbandits_service_meta (key, value) VALUES (%s, %s) "
             "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value", (key, value))
 
-    def claim_topology(self, topology: str) -> None:
+    def claim_topology(self, topology: str, holder: str | None = None) -> None:
         """Record how this log is served (``"single"``: ``--role all``; ``"scale-out"``: API
         processes and a learner), or refuse with ValueError if it was served the other way:
         a ``--role all`` service replays decisions by deciding again, a learner registers
@@ -281,12 +282,15 @@ class PostgresStore:
         First the serve lock is taken on the writer's session, for as long as it lives
         (see the module docstring): a ``"single"`` claim while any process serves the
         database, or a ``"scale-out"`` one while a ``--role all`` process does, raises
-        :class:`~glmbandits.service.log_lock.LogInUseError` naming the holders.
+        :class:`~glmbandits.service.log_lock.LogInUseError` naming the holders; ``holder``
+        is what this session's ``application_name`` calls it (default: ``all`` or
+        ``scale-out``), with its pid and host.
         """
         if topology not in ("single", "scale-out"):
             raise ValueError(f"{self.url}: topology must be 'single' or 'scale-out', got "
                              f"{topology!r}")
         if self._claimed != topology:
+            self._holder = holder
             self._take_serve_lock(self._live_writer(), topology)
             self._claimed = topology
             self._known_seq = self.last_seq()
@@ -340,7 +344,7 @@ class PostgresStore:
 
     def _take_serve_lock(self, connection: Any, topology: str) -> None:
         """The serve lock on ``connection`` (exclusive for ``"single"``), or LogInUseError."""
-        role = "all" if topology == "single" else "scale-out"
+        role = self._holder or ("all" if topology == "single" else "scale-out")
         name = f"glmbandits {role} pid={os.getpid()} host={socket.gethostname()}"
         connection.execute("SELECT set_config('application_name', %s, false)", (name[:63],))
         if try_advisory_lock(connection, self.serve_key, shared=topology != "single"):

@@ -315,19 +315,20 @@ class SQLiteStore:
                              (key, value))
 
     # -- one service per log ------------------------------------------------------------
-    def claim_topology(self, topology: str, role: str = "glmbandits serve") -> None:
+    def claim_topology(self, topology: str, holder: str | None = None) -> None:
         """Hold the log for this process until :meth:`close` (``topology`` must be
         ``"single"``: a SQLite log is served by one process, ``--role all``).
 
         Raises :class:`~glmbandits.service.log_lock.LogInUseError`, naming the log and
         the holder's pid and host, if another process (or another store of this one)
-        holds it; ``role`` is what the lock file says about this holder.
+        holds it; ``holder`` is the command the lock file names (default ``serve``).
         """
         if topology != "single":
             raise ValueError(f"{self.url}: a SQLite event log is served by one process "
                              f"(topology 'single', --role all), got {topology!r}")
         if self._lock_file is None:
-            self._lock_file = FileLogLock(self.path, log=self.url).acquire(role)
+            self._lock_file = FileLogLock(self.path, log=self.url).acquire(
+                f"glmbandits {holder or 'serve'}")
 
     def set_aside(self, after: int, label: str) -> tuple[int, str]:
         """Move the events with ``seq > after`` and every snapshot into a new SQLite file

@@ -54,10 +54,11 @@ class Store(Protocol):
     def set_meta(self, key: str, value: str) -> None:
         """Set a metadata value (committed at once)."""
 
-    def claim_topology(self, topology: str) -> None:
+    def claim_topology(self, topology: str, holder: str | None = None) -> None:
         """Hold the log for this process until :meth:`close` (``"single"``: ``--role all``,
         alone; ``"scale-out"``: API processes and a learner, PostgreSQL only), or raise
-        :class:`~glmbandits.service.log_lock.LogInUseError` naming the holder. A store
+        :class:`~glmbandits.service.log_lock.LogInUseError` naming the holder. ``holder``
+        names this process in the refusals of others (e.g. ``"recover"``). A store
         opened only to read (``glmbandits export``) claims nothing."""
 
     def set_aside(self, after: int, label: str) -> tuple[int, str]:
