@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -120,6 +121,27 @@ def test_a_second_claim_of_a_sqlite_log_is_refused_and_readers_need_none(tmp_pat
     finally:
         second.close()
         holder.close()
+
+
+@pytest.mark.slow
+def test_a_refusal_never_names_a_dead_former_holder(tmp_path):
+    """Between taking the lock and writing its record, a holder leaves the former holder's
+    record in the file; a process refused then must not name that dead pid."""
+    from glmbandits.service.log_lock import FileLogLock
+
+    path = str(tmp_path / "log.db")
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait(DEADLINE)
+    holder = FileLogLock(path).acquire("glmbandits serve")
+    try:
+        Path(lock_path(path)).write_text(json.dumps(
+            {"pid": dead.pid, "host": socket.gethostname(), "role": "glmbandits serve"}))
+        with pytest.raises(LogInUseError) as refused:
+            FileLogLock(path).acquire("glmbandits serve")
+        assert f"pid {dead.pid}" not in str(refused.value)
+        assert "has not written its pid yet" in str(refused.value)
+    finally:
+        holder.release()
 
 
 # -- a log written by two processes ------------------------------------------------------------

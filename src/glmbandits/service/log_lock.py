@@ -162,12 +162,15 @@ class FileLogLock:
             os.close(fd)
 
     def _wait_for_record(self, fd: int) -> dict[str, Any] | None:
-        """The holder's record, waiting briefly for a holder that has just taken the lock."""
+        """The holder's record, waiting briefly for a holder that has just taken the lock
+        (until it has written its record over a former holder's, whose pid is dead)."""
         deadline = time.monotonic() + _HOLDER_WAIT_S
         while True:
             record = _read_record(fd)
-            if record is not None or time.monotonic() > deadline:
+            if record is not None and _may_be_alive(record):
                 return record
+            if time.monotonic() > deadline:
+                return None
             time.sleep(0.02)
 
     def release(self) -> None:
@@ -183,6 +186,21 @@ class FileLogLock:
 
     def __repr__(self) -> str:
         return f"FileLogLock({self.path!r}, held={self.held})"
+
+
+def _may_be_alive(record: dict[str, Any]) -> bool:
+    """False only for a record of this host whose pid is known to be dead (POSIX)."""
+    pid = record.get("pid")
+    if sys.platform == "win32" or record.get("host") != socket.gethostname() or \
+            not isinstance(pid, int) or pid <= 0:
+        return True
+    try:
+        os.kill(pid, 0)  # signal 0: only checks that the process exists
+    except ProcessLookupError:
+        return False
+    except OSError:  # it exists, owned by another user
+        return True
+    return True
 
 
 def _read_record(fd: int) -> dict[str, Any] | None:
