@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import inspect
 import io
 import os
 import re
@@ -14,9 +15,11 @@ import numpy as np
 import pytest
 
 import glmbandits
+import glmbandits.estimation.history
+import policy_catalogue
 from glmbandits.exceptions import ModelFileError
 from glmbandits.persistence import archive, codec
-from persistence_play import play
+from persistence_play import assert_same_policies, play
 
 
 @pytest.fixture(scope="module")
@@ -226,6 +229,18 @@ def test_params_contradicting_the_state(saved, tmp_path):
     manifest = _members(saved[1])[0]
     del manifest["policy"]["params"]["seed"]
     _refused(_craft(tmp_path, saved[1], manifest=manifest), r"parameters \['seed'\]")
+
+
+def test_a_parameter_added_after_the_file_was_written_may_be_absent_at_its_default(
+        saved, tmp_path):
+    """A file written before a constructor parameter existed has no entry for it: it loads
+    when the restored value is the parameter's default (what the class had before)."""
+    manifest = _members(saved[1])[0]
+    del manifest["policy"]["params"]["refit_tol"]  # 0.03 in the state, the default
+    assert glmbandits.load(_craft(tmp_path, saved[1], manifest=manifest)).refit_tol == 0.03
+    manifest = _members(saved[1])[0]
+    manifest["policy"]["params"]["refit_tol"] = 0.05
+    _refused(_craft(tmp_path, saved[1], manifest=manifest), r"parameters \['refit_tol'\]")
 
 
 def test_a_nan_token_in_the_json_is_refused(saved, tmp_path):
@@ -493,3 +508,171 @@ def test_a_path_that_is_not_a_regular_file_is_refused(tmp_path, kind):
     assert outcome and isinstance(outcome[0], ModelFileError), outcome
     assert f"it is not a regular file (a {kind})" in str(outcome[0])
     assert str(path) in str(outcome[0])
+
+
+# -- hostile files: the decoded state passes the constructor's checks (issue 21) -------------
+
+def _played(cls, **options):
+    policy = cls(n_features=3, seed=0, **options)
+    play(policy, 12, seed=1)
+    return policy
+
+
+def _set(obj, name, value):
+    obj.__dict__[name] = value  # as a crafted file would, past any setter
+
+
+def _family_attribute(policy, name, value):
+    _set(policy.family, name, value)
+
+
+HOSTILE_STATES = {
+    # hyperparameters: the constructor's own checks, naming the parameter
+    "alpha NaN": (glmbandits.UCBGLM, {}, lambda p: _set(p, "alpha", float("nan")),
+                  "UCBGLM: alpha must be finite, got nan"),
+    "alpha -1": (glmbandits.LinUCB, {}, lambda p: _set(p, "alpha", -1.0),
+                 "LinUCB: alpha must be > 0, got -1.0"),
+    "kappa 0 (GLOC)": (glmbandits.GLOC, {}, lambda p: _set(p, "kappa", 0.0),
+                       "GLOC: kappa must be > 0, got 0.0"),
+    "kappa 0 (RS-GLinCB)": (glmbandits.RSGLinCB, {}, lambda p: _set(p, "kappa", 0.0),
+                            "RSGLinCB: kappa must be >= 1 (1/κ of Assumption 1), got 0.0"),
+    "tau -3": (glmbandits.EpsilonGreedy, {}, lambda p: _set(p, "tau", -3),
+               "EpsilonGreedy: tau must be >= 0, got -3"),
+    "seed -1": (glmbandits.LaplaceTS, {}, lambda p: _set(p, "seed", -1),
+                "LaplaceTS: seed must be a non-negative int, got -1"),
+    "a derived constant": (glmbandits.RSGLinCB, {}, lambda p: _set(p, "warmup_threshold", 5.0),
+                           "RSGLinCB.warmup_threshold is 5.0, the constructor makes"),
+    "n_stages": (glmbandits.SupCBGLM, {}, lambda p: _set(p, "n_stages", 40),
+                 "SupCBGLM.n_stages is 40, the constructor makes 13"),
+    "max_pending 0": (glmbandits.UCBGLM, {}, lambda p: _set(p.decisions_, "max_pending", 0),
+                      "UCBGLM.decisions_: max_pending must be >= 1, got 0"),
+    "default_reward 2": (glmbandits.UCBGLM, {},
+                         lambda p: _set(p.decisions_, "default_reward", 2.0),
+                         "UCBGLM.decisions_: default_reward: reward must lie in the logistic "
+                         "reward domain [0, 1], got 2.0"),
+    # learned arrays: finite, real float64, of the expected shapes
+    "NaN in theta": (glmbandits.UCBGLM, {},
+                     lambda p: p.estimate_.theta_.__setitem__(0, np.nan),
+                     "UCBGLM.estimate_.theta_ must be finite, got 1 NaN or inf value"),
+    "inf in V_inv": (glmbandits.LinUCB, {},
+                     lambda p: p.estimate_.V_inv_.__setitem__((1, 1), np.inf),
+                     "LinUCB.estimate_.V_inv_ must be finite, got 1 NaN or inf value"),
+    "NaN in the history": (glmbandits.GLMUCB, {},
+                           lambda p: p.estimate_.history._X.__setitem__((2, 1), np.nan),
+                           "GLMUCB.estimate_.history.X must be finite"),
+    "NaN in W": (glmbandits.ECOLog, {}, lambda p: p.W_.__setitem__((0, 0), np.nan),
+                 "ECOLog.W_ must be finite"),
+    "complex V_inv": (glmbandits.GLOC, {},
+                      lambda p: _set(p, "V_inv_", p.V_inv_.astype(complex)),
+                      "GLOC.V_inv_ must hold real numbers, got complex128"),
+    "float32 q": (glmbandits.LaplaceTS, {}, lambda p: _set(p, "q_", p.q_.astype(np.float32)),
+                  "LaplaceTS.q_ must be float64, got float32"),
+    "theta of d + 1": (glmbandits.UCBGLM, {},
+                       lambda p: _set(p.estimate_, "theta_", np.zeros(4)),
+                       "UCBGLM.estimate_.theta_ must have shape (3,), got (4,)"),
+    "V_inv not square": (glmbandits.RSGLinCB, {},
+                         lambda p: _set(p, "H_inv_", np.eye(3)[:2]),
+                         "RSGLinCB.H_inv_ must have shape (3, 3), got (2, 3)"),
+    "NaN in a learned scalar": (glmbandits.ECOLog, {}, lambda p: _set(p, "loss_gap_", np.nan),
+                                "ECOLog.loss_gap_ must be finite, got nan"),
+    "inf in a learned scalar": (glmbandits.RSGLinCB, {},
+                                lambda p: _set(p, "logdet_H_", float("inf")),
+                                "RSGLinCB.logdet_H_ must be finite, got inf"),
+    "NaN in a nested hyperparameter": (glmbandits.UCBGLM, {},
+                                       lambda p: _set(p.estimate_, "l2", float("nan")),
+                                       "UCBGLM.estimate_.l2 must be finite, got nan"),
+    "NaN in a pending decision": (glmbandits.LinUCB, {}, None,
+                                  "LinUCB.decisions_.pending['d'].x must be finite"),
+    # families: the library's own, as their constructor builds them, the policy's everywhere
+    "family not a family": (glmbandits.UCBGLM, {},
+                            lambda p: _set(p.estimate_, "family",
+                                           glmbandits.estimation.history.SampleHistory(3)),
+                            "UCBGLM.estimate_.family must be a GLMFamily or None, got "
+                            "glmbandits.estimation.history.SampleHistory"),
+    "family a name": (glmbandits.GLMTSL, {}, lambda p: _set(p, "family", "logistic"),
+                      "GLMTSL.family is 'logistic', the constructor makes LogisticFamily()"),
+    "another family": (glmbandits.UCBGLM, {},
+                       lambda p: _set(p.estimate_, "family",
+                                      glmbandits.families.ProbitFamily()),
+                       "UCBGLM.estimate_.family is ProbitFamily(), the policy's family is "
+                       "LogisticFamily()"),
+    "noise_sd NaN": (glmbandits.OFUGLB, {"family": "linear"},
+                     lambda p: _family_attribute(p, "noise_sd", float("nan")),
+                     "LinearFamily: noise_sd must be finite, got nan"),
+    "a family method replaced": (glmbandits.UCBGLM, {},
+                                 lambda p: _family_attribute(p, "mean", 0.5),
+                                 "UCBGLM.family.mean shadows the method LogisticFamily.mean"),
+    "a family attribute added": (glmbandits.UCBGLM, {},
+                                 lambda p: _family_attribute(p, "saturation", 1.0),
+                                 "UCBGLM.family: a LogisticFamily with {'saturation': 1.0}, "
+                                 "its constructor makes one with {}"),
+    # no instance attribute hides a method or property of its class
+    "a method replaced": (glmbandits.UCBGLM, {}, lambda p: _set(p, "select", 1),
+                          "UCBGLM.select shadows the method UCBGLM.select"),
+    "a property replaced": (glmbandits.UCBGLM, {}, lambda p: _set(p, "theta_", np.zeros(3)),
+                            "UCBGLM.theta_ shadows the property UCBGLM.theta_"),
+}
+
+
+@pytest.mark.parametrize("case", list(HOSTILE_STATES))
+def test_a_state_that_fails_the_constructor_checks_is_refused(tmp_path, case):
+    """Each of these loaded before and failed later (or never: a NaN estimate scores NaN)."""
+    cls, options, mutate, match = HOSTILE_STATES[case]
+    policy = _played(cls, **options)
+    if mutate is None:  # a pending decision whose row is NaN
+        policy.decide(np.eye(3)[:2] / 2, "d", now=1.0)
+        policy.decisions_.pending["d"].x[0] = np.nan
+    else:
+        mutate(policy)
+    path = glmbandits.save(policy, tmp_path / "hostile.glmb")
+    error = _refused_with(path, match)
+    assert "fails the checks of its class" in str(error)
+
+
+def test_n_features_is_bounded_by_max_bytes_before_the_constructor_runs(tmp_path):
+    """RandomPolicy holds no d-sized array, so only the bound keeps a crafted n_features from
+    making the constructor check allocate d×d matrices (8 of them: 64·d² <= max_bytes)."""
+    policy = glmbandits.RandomPolicy(n_features=3, seed=0)
+    _set(policy, "n_features", 10 ** 6)
+    path = glmbandits.save(policy, tmp_path / "wide.glmb")
+    _refused_with(path, "RandomPolicy: n_features = 1000000 needs d×d matrices of "
+                        "64000000000000 bytes (8 of 8000000000000), more than max_bytes = "
+                        "4294967296")
+    _set(policy, "n_features", 1000)
+    path = glmbandits.save(policy, tmp_path / "wide.glmb")
+    assert glmbandits.load(path).n_features == 1000
+    _refused_with(path, "more than max_bytes = 7999999", max_bytes=7_999_999)
+
+
+@pytest.mark.parametrize("options", [{}, {"refit": "lazy"}, {"l2": 0.0}, {"family": "poisson"},
+                                     {"family": "linear"}, {"exploration_floor": 0.3}])
+@pytest.mark.parametrize("cls", policy_catalogue.POLICY_CLASSES,
+                         ids=policy_catalogue.POLICY_IDS)
+def test_genuine_states_pass_the_checks(tmp_path, cls, options):
+    """The checks refuse nothing a policy makes: fresh, mid-run, with pending and shadow
+    decisions, in several configurations (the sentinels -inf/inf of log det and of the
+    Hessian's sample count included)."""
+    accepted = inspect.signature(cls.__init__).parameters
+    if any(name not in accepted for name in options):
+        pytest.skip(f"{cls.__name__} has no {sorted(options)}")
+    try:
+        policy = cls(n_features=4, seed=0, **options)
+    except ValueError as error:
+        pytest.skip(str(error))
+    for rounds in (0, 25):
+        play(policy, rounds, seed=2)
+        contexts = policy_catalogue.unit_ball_contexts(np.random.default_rng(rounds), 5, 4)
+        policy.decide(contexts, f"live-{rounds}", excluded=[1], now=1.0)
+        policy.decide(contexts, f"shadow-{rounds}", default_action=0, now=2.0)
+        loaded = glmbandits.load(glmbandits.save(policy, tmp_path / f"{rounds}.glmb"))
+        assert_same_policies(loaded, policy)
+
+
+def test_a_history_whose_rewards_and_rows_differ_in_number_is_refused(tmp_path):
+    """Restoring 12 rows with 5 rewards kept uninitialised memory as the 7 missing rewards."""
+    policy = _played(glmbandits.UCBGLM)
+    history = policy.estimate_.history
+    history._y = history._y[:5]
+    path = glmbandits.save(policy, tmp_path / "short-y.glmb")
+    _refused_with(path, "SampleHistory: X must have shape (n, d) and y shape (n,), got "
+                        "(12, 3) and (5,)")

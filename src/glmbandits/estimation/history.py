@@ -56,6 +56,9 @@ class SampleHistory:
 
     def __setstate__(self, state: dict) -> None:
         X, y = state["X"], state["y"]
+        if X.ndim != 2 or y.shape != (X.shape[0],):  # e.g. a crafted model file
+            raise ValueError(f"SampleHistory: X must have shape (n, d) and y shape (n,), got "
+                             f"{X.shape} and {y.shape}")
         capacity = max(64, X.shape[0])
         self._X = np.empty((capacity, X.shape[1]))
         self._y = np.empty(capacity)

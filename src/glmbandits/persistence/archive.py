@@ -15,14 +15,11 @@ parsed; the zip CRCs and the per-member and per-array SHA-256s name the damaged
 part when a file was edited and re-signed. The file is still an ordinary zip
 (``unzip -l model.glmb`` lists it).
 
-Reading bounds every size before allocating it (``max_bytes``, default
-:data:`DEFAULT_MAX_BYTES`): the file, each member as it inflates (streamed, and at
-most :data:`MAX_INFLATE_RATIO` times its compressed size beyond
-:data:`INFLATE_FLOOR`), the JSON (at most 65,536 arrays and objects, or
-``max_bytes // 2048`` if more), the
-number of arrays (:data:`MAX_ARRAYS`) and each array (its ``.npy`` header must
-announce exactly the bytes stored after it; ``arrays.npz`` and its members are
-stored, never compressed, as :func:`npz_bytes` writes them).
+Reading bounds every size before allocating it (:mod:`.limits`, ``max_bytes``):
+the file, each member as it inflates, the JSON, the number of arrays and each
+array (its ``.npy`` header must announce exactly the bytes stored after it;
+``arrays.npz`` and its members are stored, never compressed, as
+:func:`npz_bytes` writes them).
 
 Examples
 --------
@@ -34,7 +31,7 @@ Examples
 >>> write_atomic(path, data).name
 'model.glmb'
 >>> manifest2, state, npz = unpack(path)
->>> manifest2 == manifest, state, load_arrays(npz, manifest2)["a0"].tolist()
+>>> manifest2 == manifest, bytes(state), load_arrays(npz, manifest2)["a0"].tolist()
 (True, b'[]', [0.0, 1.0, 2.0])
 """
 
@@ -54,9 +51,12 @@ from typing import Any, Mapping
 import numpy as np
 
 from .._version import __version__
-from .._validation import check_int
 from ..exceptions import ModelFileError
 from .codec import check_dtype, dumps_json, loads_json
+from .limits import (DEFAULT_MAX_BYTES, INFLATE_FLOOR, JSON_BYTES_PER_CONTAINER,
+                     JSON_MIN_CONTAINERS, MAX_ARRAYS, MAX_INFLATE_RATIO, check_json_size,
+                     check_max_bytes, inflate, read_regular_file, zip_entry_count)
+from .limits import refuse as _refuse
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "MEMBERS", "DEFAULT_MAX_BYTES", "MAX_INFLATE_RATIO",
            "INFLATE_FLOOR", "MAX_ARRAYS", "JSON_BYTES_PER_CONTAINER", "JSON_MIN_CONTAINERS",
@@ -70,38 +70,12 @@ FORMAT_VERSION = 1
 MEMBERS = ("manifest.json", "state.json", "arrays.npz")
 _DIGEST_LENGTH = 64
 #: The smallest possible zip is its 22-byte end-of-directory record.
-_EOCD_SIZE = 22
-_MIN_SIZE = _EOCD_SIZE + _DIGEST_LENGTH
+_MIN_SIZE = 22 + _DIGEST_LENGTH
 
-#: What ``load`` reads at most by default: the file, its members inflated, its arrays (4 GiB).
-#: A policy keeping its samples grows by 8·(d + 1) bytes a round (``docs/persistence.md``):
-#: with d = 1000, about 500,000 rounds.
-DEFAULT_MAX_BYTES = 4 << 30
-#: A compressed member may inflate to at most this many times its compressed size (beyond
-#: :data:`INFLATE_FLOOR`). Real states stay far below (about 30 for pending decisions, 105 for
-#: 20,000 ids of 256 characters that differ only at their end); DEFLATE reaches 1,032.
-MAX_INFLATE_RATIO = 250
-#: Members smaller than this (1 MiB) inflated are never refused for their ratio.
-INFLATE_FLOOR = 1 << 20
-#: The most arrays a model file holds (the number of members a zip lists without Zip64).
-MAX_ARRAYS = 65_535
-#: A JSON member may hold at most ``max(JSON_MIN_CONTAINERS, max_bytes //
-#: JSON_BYTES_PER_CONTAINER)`` arrays and objects (2,097,152 at the default max_bytes): each
-#: costs Python about 60 to 250 bytes once parsed.
-JSON_BYTES_PER_CONTAINER = 2048
-JSON_MIN_CONTAINERS = 65_536
 #: How each member must be stored: the JSON members stored or deflated, the arrays stored.
 _METHODS = {"manifest.json": (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED),
             "state.json": (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED),
             "arrays.npz": (zipfile.ZIP_STORED,)}
-_CHUNK = 1 << 20
-
-
-def check_max_bytes(value: Any, owner: str = "glmbandits.load") -> int:
-    """``max_bytes`` as an int >= 1 (``None``: :data:`DEFAULT_MAX_BYTES`)."""
-    if value is None:
-        return DEFAULT_MAX_BYTES
-    return check_int(value, owner, "max_bytes", minimum=1)
 
 
 def array_sha256(array: np.ndarray) -> str:
@@ -196,109 +170,6 @@ def write_atomic(path: str | os.PathLike[str], data: bytes) -> Path:
     return target
 
 
-def _refuse(path: Any, reason: str) -> ModelFileError:
-    return ModelFileError(f"glmbandits.load: {os.fspath(path)} cannot be loaded: {reason}")
-
-
-def _file_kind(mode: int) -> str:
-    for test, name in ((stat.S_ISDIR, "directory"), (stat.S_ISFIFO, "fifo"),
-                       (stat.S_ISSOCK, "socket"), (stat.S_ISCHR, "character device"),
-                       (stat.S_ISBLK, "block device")):
-        if test(mode):
-            return name
-    return "special file"
-
-
-def _read_file(path: Any, max_bytes: int) -> bytes:
-    """The bytes of the regular file ``path``, at most ``max_bytes`` of them.
-
-    A folder, FIFO, socket or device is refused from its ``stat``, without reading
-    (opening a FIFO would wait for a writer); the file is opened non-blocking and checked
-    again, so a path swapped in between is refused too.
-    """
-    name = os.fspath(path)
-    mode = os.stat(name).st_mode  # FileNotFoundError for a missing path (documented)
-    if not stat.S_ISREG(mode):
-        raise _refuse(path, f"it is not a regular file (a {_file_kind(mode)})")
-    flags = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0)
-    descriptor = os.open(name, flags)
-    with os.fdopen(descriptor, "rb") as handle:
-        status = os.fstat(handle.fileno())
-        if not stat.S_ISREG(status.st_mode):
-            raise _refuse(path, f"it is not a regular file (a {_file_kind(status.st_mode)})")
-        if status.st_size > max_bytes:
-            raise _refuse(path, f"the file has {status.st_size} bytes, more than max_bytes = "
-                          f"{max_bytes}")
-        data = handle.read(status.st_size + 1)  # + 1: a file that grew since is noticed
-    if len(data) > max_bytes:
-        raise _refuse(path, f"the file has more than max_bytes = {max_bytes} bytes")
-    return data
-
-
-def _zip_entry_count(data: bytes | bytearray, comment_length: int) -> int | None:
-    """The entry count of the end-of-central-directory record that ends ``data`` just before
-    a comment of ``comment_length`` bytes (None if that record is not there)."""
-    start = len(data) - comment_length - _EOCD_SIZE
-    if start < 0 or data[start:start + 4] != b"PK\x05\x06":
-        return None
-    on_disk = int.from_bytes(data[start + 8:start + 10], "little")
-    total = int.from_bytes(data[start + 10:start + 12], "little")
-    return total if on_disk == total else None
-
-
-def _inflate(archive: zipfile.ZipFile, info: zipfile.ZipInfo, budget: int, max_bytes: int,
-             path: Any) -> bytearray:
-    """A member's bytes, inflated as a stream that stops at its limit (headers not trusted)."""
-    name = info.filename
-    if info.compress_type not in _METHODS[name]:
-        if _METHODS[name] == (zipfile.ZIP_STORED,):
-            raise _refuse(path, f"{name} must be stored uncompressed (as glmbandits writes it), "
-                          f"got zip method {info.compress_type}")
-        raise _refuse(path, f"{name} must be stored or deflated, got zip method "
-                      f"{info.compress_type}")
-    ratio_cap = (max(MAX_INFLATE_RATIO * info.compress_size, INFLATE_FLOOR)
-                 if info.compress_type != zipfile.ZIP_STORED else math.inf)
-    cap = min(budget, ratio_cap)
-    if info.file_size > cap:  # the declared size, refused before inflating anything
-        if info.file_size > budget:
-            raise _refuse(path, f"{name} inflates to {info.file_size} bytes, more than max_bytes"
-                          f" = {max_bytes}" + (f" with the {max_bytes - budget} bytes before it"
-                                               if budget < max_bytes else ""))
-        raise _refuse(path, f"{name} inflates to {info.file_size} bytes from "
-                      f"{info.compress_size} compressed bytes, more than {MAX_INFLATE_RATIO} "
-                      "times its compressed size (a compression bomb?)")
-    content = bytearray(info.file_size)
-    filled = 0
-    with archive.open(info) as member, memoryview(content) as view:
-        while True:  # the bytes themselves: never more than the declared size (within the cap)
-            chunk = member.read(min(_CHUNK, info.file_size - filled + 1))
-            if not chunk:
-                break
-            if filled + len(chunk) > info.file_size:
-                raise _refuse(path, f"{name} inflates to more than the {info.file_size} bytes "
-                              "its header declares")
-            view[filled:filled + len(chunk)] = chunk
-            filled += len(chunk)
-    if filled != info.file_size:
-        raise _refuse(path, f"{name} inflates to {filled} bytes, its header declares "
-                      f"{info.file_size}")
-    return content
-
-
-def _check_json_size(path: Any, name: str, data: bytes | bytearray, max_bytes: int) -> None:
-    """Refuse JSON with more arrays and objects than ``max_bytes`` allows, before parsing it.
-
-    Counting ``[`` and ``{`` bytes (those inside strings too) bounds the containers the
-    parser would build; nesting depth is bounded by the parser and the decoder.
-    """
-    limit = max(JSON_MIN_CONTAINERS, max_bytes // JSON_BYTES_PER_CONTAINER)
-    count = data.count(b"[") + data.count(b"{")
-    if count > limit:
-        raise _refuse(path, f"{name} holds {count} JSON arrays and objects, more than {limit} "
-                      f"(the larger of {JSON_MIN_CONTAINERS} and max_bytes // "
-                      f"{JSON_BYTES_PER_CONTAINER}, max_bytes = {max_bytes})")
-
-
 def unpack(path: str | os.PathLike[str], max_bytes: int | None = None
            ) -> tuple[dict[str, Any], bytearray, bytearray]:
     """Read and verify a model file: its manifest (checked), state bytes and npz bytes.
@@ -320,7 +191,7 @@ def unpack(path: str | os.PathLike[str], max_bytes: int | None = None
         a newer or unknown format.
     """
     max_bytes = check_max_bytes(max_bytes)
-    data = _read_file(path, max_bytes)
+    data = read_regular_file(path, max_bytes)
     if not data.startswith(b"PK\x03\x04"):
         raise _refuse(path, "it is not a zip archive, so not a glmbandits model file"
                       + (" (it is empty)" if not data else ""))
@@ -328,7 +199,7 @@ def unpack(path: str | os.PathLike[str], max_bytes: int | None = None
     if len(data) < _MIN_SIZE or data[-_DIGEST_LENGTH:] != digest:
         raise _refuse(path, f"the file is damaged or truncated ({len(data)} bytes): the SHA-256 "
                       "of its contents does not match the one written at its end")
-    count = _zip_entry_count(data, _DIGEST_LENGTH)
+    count = zip_entry_count(data, _DIGEST_LENGTH)
     if count is None or count > 2 * len(MEMBERS):  # before zipfile reads a directory of any size
         raise _refuse(path, f"it must hold exactly the members {list(MEMBERS)}, its zip directory "
                       + (f"lists {count} members" if count is not None else "cannot be read"))
@@ -340,8 +211,8 @@ def unpack(path: str | os.PathLike[str], max_bytes: int | None = None
             if not missing and len(names) == len(MEMBERS):
                 budget = max_bytes
                 for name in MEMBERS:
-                    contents[name] = _inflate(archive, archive.getinfo(name), budget, max_bytes,
-                                              path)
+                    contents[name] = inflate(archive, archive.getinfo(name), _METHODS[name],
+                                             budget, max_bytes, path)
                     budget -= len(contents[name])
     except ModelFileError:
         raise
@@ -352,7 +223,7 @@ def unpack(path: str | os.PathLike[str], max_bytes: int | None = None
                       + (f" (missing {missing})" if missing else ""))
     del data
     manifest_bytes, state, npz = (contents[name] for name in MEMBERS)
-    _check_json_size(path, "manifest.json", manifest_bytes, max_bytes)
+    check_json_size(path, "manifest.json", manifest_bytes, max_bytes)
     try:
         manifest = loads_json(manifest_bytes)
     except ValueError as error:
@@ -360,7 +231,7 @@ def unpack(path: str | os.PathLike[str], max_bytes: int | None = None
     check_manifest(path, manifest)
     if hashlib.sha256(state).hexdigest() != manifest["state"]["sha256"]:
         raise _refuse(path, "the SHA-256 of state.json does not match the manifest")
-    _check_json_size(path, "state.json", state, max_bytes)
+    check_json_size(path, "state.json", state, max_bytes)
     return manifest, state, npz
 
 
@@ -438,7 +309,7 @@ def load_arrays(npz: bytes | bytearray, manifest: Mapping[str, Any], path: Any =
     expected = {entry["name"]: entry for entry in manifest["arrays"]}
     if len(expected) > MAX_ARRAYS:
         raise _refuse(path, f"the manifest lists {len(expected)} arrays, more than {MAX_ARRAYS}")
-    count = _zip_entry_count(npz, 0)
+    count = zip_entry_count(npz, 0)
     if count is None or count > len(expected):  # before zipfile reads a directory of any size
         raise _refuse(path, "arrays.npz " + (f"holds {count} arrays" if count is not None
                                              else "has no readable zip directory")

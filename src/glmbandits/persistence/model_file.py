@@ -3,9 +3,11 @@
 :func:`save` encodes the policy's object graph (:mod:`.codec`), writes the
 manifest, the state tree and the arrays into one signed zip (:mod:`.archive`)
 and renames it into place atomically. :func:`load` verifies the whole file
-before building anything, resolves only allowed classes (:mod:`.allowed`),
-and checks that the constructor parameters in the manifest agree with the
-restored state; on any problem it raises :class:`ModelFileError` and returns
+before building anything, bounding every size first (:mod:`.archive`),
+resolves only allowed classes (:mod:`.allowed`), checks that the constructor
+parameters in the manifest agree with the restored state, and passes the
+restored policy through its constructor's checks and the learned-state checks
+(:mod:`.checks`); on any problem it raises :class:`ModelFileError` and returns
 nothing.
 
 A loaded policy continues exactly as the saved one would have: the same
@@ -37,11 +39,12 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..exceptions import ModelFileError
 from .allowed import qualified_name, resolve_class
-from .archive import (build_manifest, check_max_bytes, load_arrays, npz_bytes, pack, unpack,
-                      write_atomic)
+from .archive import build_manifest, load_arrays, npz_bytes, pack, unpack, write_atomic
+from .checks import check_policy
 from .codec import decode, dumps_json, encode, loads_json, to_json_value
+from .limits import check_max_bytes
+from .limits import refuse as _refuse
 
 __all__ = ["save", "load", "policy_params"]
 
@@ -97,8 +100,24 @@ def save(policy: Any, path: str | os.PathLike[str]) -> Path:
     return write_atomic(path, pack(manifest, state, npz_bytes(arrays)))
 
 
-def _refuse(path: Any, reason: str) -> ModelFileError:
-    return ModelFileError(f"glmbandits.load: {os.fspath(path)} cannot be loaded: {reason}")
+def _contradicting(params: dict[str, Any], written: dict[str, Any], cls: type) -> list[str]:
+    """The parameters on which the manifest and the restored state disagree.
+
+    A parameter the manifest does not list agrees when the state holds its default: the
+    file was written before the parameter existed (its ``__setstate__`` filled it in).
+    """
+    defaults = {name: parameter.default
+                for name, parameter in inspect.signature(cls.__init__).parameters.items()
+                if parameter.default is not parameter.empty}
+    differing = []
+    for name in sorted(set(params) | set(written)):
+        if name in written:
+            agree = name in params and params[name] == written[name]
+        else:
+            agree = name in defaults and params[name] == to_json_value(defaults[name])
+        if not agree:
+            differing.append(name)
+    return differing
 
 
 def load(path: str | os.PathLike[str], expected_class: type | None = None, *,
@@ -113,7 +132,7 @@ def load(path: str | os.PathLike[str], expected_class: type | None = None, *,
         Refuse a file whose policy is not an instance of this class (or a subclass).
     max_bytes : int, optional
         The most bytes the file, its members inflated and its arrays may each have (default
-        :data:`~glmbandits.persistence.archive.DEFAULT_MAX_BYTES`, 4 GiB); the number of
+        :data:`~glmbandits.persistence.limits.DEFAULT_MAX_BYTES`, 4 GiB); the number of
         JSON arrays and objects and the policy's ``n_features`` are bounded by it too
         (``docs/persistence.md``, "Size limits"). Every size is checked before it is
         allocated.
@@ -166,9 +185,11 @@ def load(path: str | os.PathLike[str], expected_class: type | None = None, *,
         params = policy_params(policy)
     except Exception as error:
         raise _refuse(path, f"the restored policy is malformed ({error})") from None
-    written = manifest["policy"]["params"]
-    if params != written:
-        differing = sorted(name for name in set(params) | set(written)
-                           if params.get(name) != written.get(name))
+    differing = _contradicting(params, manifest["policy"]["params"], type(policy))
+    if differing:
         raise _refuse(path, f"the parameters {differing} in the manifest contradict the state")
+    try:
+        check_policy(policy, max_bytes)
+    except Exception as error:  # the constructor's own checks, or the learned state's
+        raise _refuse(path, f"its state fails the checks of its class ({error})") from None
     return policy
