@@ -69,6 +69,9 @@ class GLMFamily(ABC):
     reward_domain: str = ""
     #: |z| beyond which μ' is negligible (below ~1e-15 of its peak): a linear
     #: predictor that large means the MLE is running off to infinity (separation).
+    #: Inside it μ(±z) also stays strictly inside the limits of its range, so a
+    #: residual μ - y of a reward at such a limit is never rounded to 0 (which would
+    #: make the gradient and the Newton step vanish short of the bound).
     saturation: float = math.inf
     #: The closed range of μ (lowest, highest mean), e.g. (0, 1) for Bernoulli rewards.
     mean_range: tuple[float, float] = (-math.inf, math.inf)
@@ -218,7 +221,8 @@ class ProbitFamily(_BernoulliFamily):
 
     name = "probit"
     canonical = False
-    saturation = 8.5
+    #: φ(8.2)/φ(0) ≈ 2.5e-15; beyond z ≈ 8.29 float64 rounds Φ(z) to exactly 1.
+    saturation = 8.2
 
     def mean(self, z: ArrayLike) -> np.ndarray:
         return special.ndtr(_asarray(z))

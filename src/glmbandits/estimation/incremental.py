@@ -7,9 +7,11 @@ UCB-GLM (Li, Lu & Zhou 2017, Algorithm 1 step 1) re-solves eq. (3),
 after every new sample. :class:`IncrementalMLE` solves it to the *same* stopping
 rule as :func:`glmbandits.estimation.solve_estimating_equation`
 (``max_j |g_j(θ)| <= tol · max(1, n)``, with ``g`` evaluated exactly on all n
-samples), or, when asked (the policies' ``refit_tol``), until the exact gradient
-certifies ``‖θ - θ̂‖_V <= v_norm_tol`` (:func:`certified_v_norm_error`), with far
-less work per refit:
+samples, or the same bound on the Newton decrement of the mean loss, screened
+with the cached Hessian and confirmed on the exact one), or, when asked (the
+policies' ``refit_tol``), until the exact gradient certifies
+``‖θ - θ̂‖_V <= v_norm_tol`` (:func:`certified_v_norm_error`), with far less
+work per refit:
 
 * **Cached gradient.** The gradient at the previous root θ̂ is kept; a new
   sample adds ``(μ(x'θ̂) - y) x`` to it (O(d) instead of a pass over the data).
@@ -60,7 +62,7 @@ from scipy import linalg
 
 from ..families import GLMFamily, LogisticFamily
 from .certificate import KAPPA_GRID, MAX_CERTIFY_RADIUS, certified_v_norm_error
-from .convergence import is_root
+from .convergence import decrement_norm, is_root
 from .mle import GLMFit, solve_estimating_equation
 
 __all__ = ["IncrementalMLE"]
@@ -389,16 +391,37 @@ class IncrementalMLE:
                  threshold: float, eta_max: float | None = None) -> bool:
         """:func:`~glmbandits.estimation.convergence.is_root` at θ (whose gradient is given).
 
+        The Newton decrement (tried when the max-norm test fails) is screened with
+        the cached ``A⁻¹`` (``g'A⁻¹g``, O(d²), no pass over the data) and, when the
+        screen passes, confirmed on the exact Hessian at θ (formed for the test
+        only: the cached ``A`` is left as it was, so the iterates do not change).
         With ``l2 == 0`` the Newton step is measured as ``max_i |X_i'A⁻¹g|`` with
         the cached ``A⁻¹`` (formed exactly at θ if there is none): one more pass,
         paid only by accepted ``l2 == 0`` refits. A stale ``A`` (weights taken
         nearer the origin) can only shrink the step by the ratio of the weights,
         which keeps a separating ray's O(1) steps far above the tolerance.
         """
+        n = X.shape[0]
+
+        def decrement() -> float:
+            if self.hess_inv_ is None:
+                return math.inf
+            if decrement_norm(float(gradient @ (self.hess_inv_ @ gradient)), n) > threshold:
+                return math.inf
+            hessian = (X.T * self.family.dmean(X @ theta)) @ X
+            if self.l2 > 0.0:
+                hessian.flat[:: X.shape[1] + 1] += self.l2
+            try:
+                factor = linalg.cho_factor(hessian, lower=True, check_finite=False)
+                solved = linalg.cho_solve(factor, gradient, check_finite=False)
+            except (linalg.LinAlgError, ValueError):
+                return math.inf
+            return decrement_norm(float(gradient @ solved), n)
+
         if self.l2 > 0.0:
-            return is_root(norm, threshold, self.l2)
+            return is_root(norm, threshold, self.l2, decrement=decrement)
         if eta_max is None or eta_max != eta_max:
-            eta_max = float(np.abs(X @ theta).max()) if norm <= threshold else math.inf
+            eta_max = float(np.abs(X @ theta).max())
 
         def step() -> float:
             if self.hess_inv_ is None:
@@ -407,7 +430,7 @@ class IncrementalMLE:
                     return math.inf
             return float(np.abs(X @ (self.hess_inv_ @ gradient)).max())
 
-        return is_root(norm, threshold, 0.0, eta_max, step, self.family.saturation)
+        return is_root(norm, threshold, 0.0, eta_max, step, self.family.saturation, decrement)
 
     def _first_step_one_sample(self, X: np.ndarray, y: np.ndarray, V_inv: np.ndarray,
                                v_norm_tol: float) -> tuple[np.ndarray, np.ndarray, float] | None:

@@ -34,8 +34,10 @@ previous refit left:
    all n samples (one pass).
 3. **Accept** by the convergence rule every solver shares
    (:func:`~glmbandits.estimation.convergence.are_roots`: ``max_j |g_j| <=
-   tol·max(1, n)``, and with ``l2 == 0`` also a tiny Newton step in the linear
-   predictors and a finite MLE, so every row steps at least once), or, with
+   tol·max(1, n)``, or the same bound on the Newton decrement of the mean loss,
+   screened with ``A`` and confirmed on the exact Hessian at the candidate; with
+   ``l2 == 0`` also a tiny Newton step in the linear predictors and a finite
+   MLE, so every row steps at least once), or, with
    ``v_norm_tol > 0``, when the exact gradient certifies
    ``‖θ - θ̂_exact‖_V <= v_norm_tol`` (:func:`~glmbandits.estimation.certificate.certified_v_norm_error`).
 4. Otherwise continue with Newton steps on the exact Hessian at the current
@@ -48,6 +50,10 @@ previous refit left:
 
 Everything runs on the host with numpy: refits in the same round are few
 (a handful of rows), so they are latency-bound, not throughput-bound.
+
+Why this module is long: it is one solver (its cache, its stacked link and the
+row-wise pieces of one refit); every decision must stay row-local so that batch
+and sequential trajectories agree, and splitting it would scatter that contract.
 
 References
 ----------
@@ -63,7 +69,7 @@ import numpy as np
 
 from ..families import GLMFamily, LogisticFamily
 from .certificate import MAX_CERTIFY_RADIUS, certified_v_norm_errors
-from .convergence import are_roots, stopping_threshold
+from .convergence import are_roots, decrement_norms, stopping_threshold
 from .mle import solve_estimating_equation
 
 __all__ = ["NewtonCache", "LazyRefit", "lazy_newton_refit", "stopping_threshold"]
@@ -233,6 +239,27 @@ def _step_reach(X: np.ndarray, hessian: np.ndarray, gradient: np.ndarray) -> np.
     return np.where(np.isnan(reach), np.inf, reach)
 
 
+def _decrements(X: np.ndarray, link: "_Link", theta: np.ndarray, hessian: np.ndarray,
+                gradient: np.ndarray, n: np.ndarray, threshold: np.ndarray,
+                l2: float) -> np.ndarray:
+    """:func:`~glmbandits.estimation.convergence.decrement_norms` of the rows at θ.
+
+    Screened with the matrix ``A`` of the step (``g'A⁻¹g``, no pass over the
+    data); the rows that pass are confirmed on the exact Hessian at θ, formed for
+    the test only (the working ``A`` is left alone, so the iterates do not change).
+    """
+    values = decrement_norms(np.einsum("ij,ij->i", gradient, _solve_rows(hessian, gradient)), n)
+    screened = np.flatnonzero(values <= threshold)
+    values[values > threshold] = np.inf
+    if screened.shape[0]:
+        rows = screened
+        _, weights = link.residual(np.matmul(X[rows], theta[rows][:, :, None]), 0, True, rows)
+        exact = _weighted_gram(X[rows], weights) + l2 * np.eye(X.shape[2])
+        solved = _solve_rows(exact, gradient[rows])
+        values[rows] = decrement_norms(np.einsum("ij,ij->i", gradient[rows], solved), n[rows])
+    return values
+
+
 def _weighted_gram(X: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """``Σ_i w_i X_i X_i'`` for every row: X (r, m, d), weights (r, m, 1)."""
     return np.matmul(np.swapaxes(X * weights, 1, 2), X)
@@ -374,7 +401,11 @@ def lazy_newton_refit(X: np.ndarray, y: np.ndarray, cache: NewtonCache, family: 
         accept = are_roots(new_norm, threshold_w, l2, eta_max,
                            lambda rows: _step_reach(work_X[rows], hessian_w[rows],
                                                     new_gradient[rows]),
-                           family.saturation)
+                           family.saturation,
+                           lambda rows: _decrements(work_X[rows], work_link.rows(rows),
+                                                    candidate[rows], hessian_w[rows],
+                                                    new_gradient[rows], n[index[rows]],
+                                                    threshold_w[rows], l2))
         if certify:
             errors = certified_v_norm_errors(new_gradient, eta_max, work_V_inv, family, l2,
                                              radius_w, kappa_cache)

@@ -37,7 +37,7 @@ from .._validation import (
 )
 from ..exceptions import ConvergenceWarning
 from ..families import GLMFamily, get_family
-from .convergence import is_root, stopping_threshold
+from .convergence import decrement_norm, is_root, stopping_threshold
 from .gram import jittered_cholesky_solve
 
 __all__ = [
@@ -67,7 +67,9 @@ class GLMFit:
     gradient_norm : float
         Max-norm of the estimating equation's left-hand side at ``theta``; always
         finite (:func:`fit_glm` reports a gradient that overflows float64 as the
-        largest float, with ``converged=False``).
+        largest float, with ``converged=False``). It may exceed ``tol·max(1, n)``
+        with ``converged=True`` when the Newton decrement accepted ``theta`` (raw,
+        badly scaled columns, whose max-norm stalls at its rounding floor).
     message : str
         Why the solver stopped.
     """
@@ -127,9 +129,12 @@ def solve_estimating_equation(
     iterate is accepted by the one convergence rule of
     :func:`glmbandits.estimation.convergence.is_root` (Li, Lu & Zhou 2017,
     eq. (3)): ``max_i |g_i| <= tol * max(1, n)`` on the gradient ``g`` of the
-    objective, and with ``l2 == 0`` also a tiny Newton step in the linear
-    predictors and a finite MLE (on separable data the gradient vanishes along
-    a ray to infinity while the Newton step stays of order one). With
+    objective, or the same bound on ``sqrt(max(1, n) · g'H⁻¹g)``, the Newton
+    decrement of the mean loss (Boyd & Vandenberghe 2004, §9.5.1; affine
+    invariant, so raw, badly scaled columns converge as standardised ones do),
+    and with ``l2 == 0`` also a tiny Newton step in the linear predictors and a
+    finite MLE (on separable data the gradient vanishes along a ray to infinity
+    while the Newton step stays of order one). With
     ``l2 == 0`` the iteration also stops, with ``converged=False``, once a
     linear predictor passes the family's saturation bound (the MLE is escaping
     to infinity, i.e. the data are separable); the last iterate inside the
@@ -163,27 +168,29 @@ def _newton(X: np.ndarray, y: np.ndarray, family: GLMFamily, l2: float,
         eta = X @ theta
         gradient = X.T @ (family.mean(eta) - y) + l2 * theta
         gradient_norm = float(np.max(np.abs(gradient)))
-        small_gradient = gradient_norm <= threshold
         if l2 > 0.0 and is_root(gradient_norm, threshold, l2):
             return GLMFit(theta, True, n_iter, gradient_norm, "converged")
-        if n_iter >= max_iter and not small_gradient:
-            return GLMFit(theta, False, n_iter, gradient_norm, "max_iter reached")
         weights = family.dmean(eta)
         hessian = (X.T * weights) @ X
         if l2 > 0.0:
             hessian.flat[:: d + 1] += l2
         step = _newton_direction(hessian, gradient)
-        if small_gradient:
-            # Without a ridge a small gradient can also mean a flat objective whose
-            # infimum is at infinity: the rule also asks for a tiny Newton step
-            # in the linear predictors and a finite MLE.
-            if is_root(gradient_norm, threshold, l2, float(np.max(np.abs(eta))),
-                       lambda: float(np.max(np.abs(X @ step))), family.saturation):
-                return GLMFit(theta, True, n_iter, gradient_norm, "converged")
-            if n_iter >= max_iter:
-                return GLMFit(theta, False, n_iter, gradient_norm,
-                              "max_iter reached (the MLE may not exist: separable data)")
         slope = float(gradient @ step)
+        # The rule (convergence.is_root): the max-norm of g, or the Newton decrement
+        # λ² = g'H⁻¹g = -g'p (affine invariant: raw, badly scaled columns converge as
+        # standardised ones do); without a ridge also a tiny Newton step in the linear
+        # predictors and a finite MLE (a flat objective whose infimum is at infinity
+        # has a small gradient and decrement too).
+        eta_max = float(np.max(np.abs(eta))) if l2 == 0.0 else 0.0
+        if is_root(gradient_norm, threshold, l2, eta_max,
+                   lambda: float(np.max(np.abs(X @ step))), family.saturation,
+                   lambda: decrement_norm(-slope, n)):
+            return GLMFit(theta, True, n_iter, gradient_norm, "converged")
+        if n_iter >= max_iter:
+            small = gradient_norm <= threshold or decrement_norm(-slope, n) <= threshold
+            return GLMFit(theta, False, n_iter, gradient_norm,
+                          "max_iter reached (the MLE may not exist: separable data)" if small
+                          else "max_iter reached")
         if slope >= 0.0:  # numerical trouble: fall back to steepest descent
             step, slope = -gradient, -float(gradient @ gradient)
         size = 1.0
@@ -246,7 +253,14 @@ def fit_glm(
         converge (a far start, where μ' vanishes and Newton's method stalls), it is
         retried from zero, and the restart is returned when it converges.
     tol : float, default 1e-8
-        Stop when the max-norm of the gradient is <= tol * max(1, n).
+        Stop when the max-norm of the gradient is <= tol * max(1, n), or when the
+        Newton decrement ``λ = sqrt(g'H⁻¹g)`` is <= tol * sqrt(max(1, n)) (the
+        decrement of the mean loss is <= tol). The decrement is affine invariant:
+        rescaling the columns of X changes neither the verdict nor the iterations.
+        For the logistic and Poisson links (l2 = 0) ``H⁻¹`` is the estimate's
+        asymptotic covariance, so to first order the accepted θ is within ``λ``
+        standard errors of the exact root in every coordinate (Cauchy–Schwarz in
+        the ``H⁻¹`` inner product).
     max_iter : int, default 100
         Maximum number of Newton iterations.
 
@@ -258,7 +272,9 @@ def fit_glm(
     References
     ----------
     Li, Lu & Zhou (2017), "Provably Optimal Algorithms for Generalized Linear
-    Contextual Bandits", ICML, eq. (3) and Algorithm 2 step 1.
+    Contextual Bandits", ICML, eq. (3) and Algorithm 2 step 1. Boyd & Vandenberghe
+    (2004), *Convex Optimization*, §9.5.1 (the Newton decrement as a stopping
+    criterion; the convergence rule is :mod:`glmbandits.estimation.convergence`).
 
     Examples
     --------

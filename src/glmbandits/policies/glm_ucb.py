@@ -11,6 +11,7 @@ from scipy import optimize
 from .._validation import SeedLike, check_int, check_nonnegative, check_positive
 from .base import ActionScores, Policy, gram_norms, tied_scores
 from ..estimation.estimates import GLMEstimate
+from ..estimation.online import project_ball
 
 __all__ = ["GLMUCB"]
 
@@ -103,30 +104,42 @@ class GLMUCB(Policy):
         return self.alpha * math.sqrt(math.log(t + 1.0))
 
     def projected_theta(self) -> np.ndarray:
-        """θ̃_t: the MLE, projected by eq. (7) when enabled and ‖θ̂‖ > radius."""
+        """θ̃_t: the MLE, projected by eq. (7) when enabled and ‖θ̂‖ > radius.
+
+        SLSQP also evaluates the objective outside Θ = {‖θ‖ <= radius} (at ‖θ‖ in
+        the thousands for a badly scaled objective, where a Poisson mean e^{x'θ}
+        overflows). Each linear predictor is therefore clipped to its range over
+        Θ, ``|X_s'θ| <= radius·‖X_s‖``: the objective and its gradient are exact on
+        Θ and bounded outside it. If even that overflows (features of norm in the
+        hundreds), the radial projection ``θ̂·radius/‖θ̂‖`` is used.
+        """
         theta = self.estimate_.theta
         if not self.projection or float(np.linalg.norm(theta)) <= self.radius:
             return theta
         X, V_inv, family = self.estimate_.history.X, self.estimate_.V_inv, self.family
-        target = X.T @ family.mean(X @ theta)
+        start = project_ball(theta, self.radius)
+        bound = self.radius * np.linalg.norm(X, axis=1)  # max of |X_s'θ| over Θ
+        with np.errstate(over="ignore", invalid="ignore"):
+            target = X.T @ family.mean(X @ theta)
 
-        def objective(th: np.ndarray) -> tuple[float, np.ndarray]:
-            eta = X @ th
-            r = X.T @ family.mean(eta) - target
-            Vr = V_inv @ r
-            return float(r @ Vr), 2.0 * (X.T * family.dmean(eta)) @ (X @ Vr)
+            def objective(th: np.ndarray) -> tuple[float, np.ndarray]:
+                raw = X @ th
+                eta = np.clip(raw, -bound, bound)
+                r = X.T @ family.mean(eta) - target
+                Vr = V_inv @ r
+                slope = np.where(np.abs(raw) <= bound, family.dmean(eta), 0.0)
+                return float(r @ Vr), 2.0 * (X.T * slope) @ (X @ Vr)
 
-        start = theta * (self.radius / float(np.linalg.norm(theta)))
-        constraint = {"type": "ineq", "fun": lambda th: self.radius ** 2 - th @ th,
-                      "jac": lambda th: -2.0 * th}
-        result = optimize.minimize(objective, start, jac=True, method="SLSQP",
-                                   constraints=[constraint], options={"maxiter": 100})
+            if not (np.all(np.isfinite(target)) and np.isfinite(objective(start)[0])):
+                self.n_projections_ += 1
+                return start
+            constraint = {"type": "ineq", "fun": lambda th: self.radius ** 2 - th @ th,
+                          "jac": lambda th: -2.0 * th}
+            result = optimize.minimize(objective, start, jac=True, method="SLSQP",
+                                       constraints=[constraint], options={"maxiter": 100})
         candidate = result.x if np.all(np.isfinite(result.x)) else start
-        norm = float(np.linalg.norm(candidate))
-        if norm > self.radius:  # SLSQP may end a hair outside
-            candidate = candidate * (self.radius / norm)
         self.n_projections_ += 1
-        return candidate
+        return project_ball(candidate, self.radius)  # SLSQP may end a hair outside
 
     def _choose(self, X: np.ndarray) -> tuple[int, ActionScores, np.ndarray]:
         if self.estimate_.n < self.tau:
