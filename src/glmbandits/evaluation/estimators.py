@@ -21,7 +21,8 @@ Every estimate carries :class:`~glmbandits.evaluation.intervals.OverlapDiagnosti
 (effective sample size, largest weight, share of deterministic logging rounds,
 share of rounds where the target puts mass on actions the logger never tried),
 and a :class:`~glmbandits.evaluation.intervals.PoorOverlapWarning` is issued when
-overlap is too poor for the number to mean anything.
+overlap is too poor to trust the number or its interval (an effective sample size
+below 30, below 1 % of the rounds, or mass on actions a deterministic logger never tried).
 
 Every interval contains its point estimate. The point estimate is never clipped (IPS
 and DR stay unbiased). When every reward and the estimate lie in [0, 1], the interval

@@ -14,8 +14,8 @@ log:
   frozen policy's exact value on the test rounds is reported as ``true``.
 
 Every row shows the overlap diagnostics (effective sample size, largest
-importance weight); a row whose overlap is too poor for the estimate to mean
-anything is marked ``POOR!`` (see
+importance weight); a row whose overlap is too poor to trust the estimate or its
+interval is marked ``POOR!`` (see
 :class:`~glmbandits.evaluation.intervals.OverlapDiagnostics`).
 """
 
@@ -29,7 +29,7 @@ import numpy as np
 
 from .._validation import SeedLike
 from .estimators import doubly_robust, fit_on_log, ips, snips, target_probabilities, true_value
-from .intervals import MAX_UNSUPPORTED_SHARE, MIN_ESS_FRACTION, OffPolicyEstimate
+from .intervals import MAX_UNSUPPORTED_SHARE, MIN_ESS, MIN_ESS_FRACTION, OffPolicyEstimate
 from ..data import LoggedBanditData
 from .replay import OffPolicyWarning, replay
 
@@ -169,10 +169,11 @@ def format_rows(rows: Sequence[EvaluationRow], confidence: float = 0.95) -> str:
                      f"{_number(e.half_width)}  "
                      f"{interval:<19} {matched:>11} {ess} {largest} {overlap} {true}")
     if poor:
-        lines.append(f"{POOR_MARK} overlap too poor for the estimate to mean anything: effective "
-                     f"sample size below {100 * MIN_ESS_FRACTION:g}% of the rounds, or the "
-                     f"target puts mass on actions a (nearly) deterministic logger never tried "
-                     f"in more than {100 * MAX_UNSUPPORTED_SHARE:g}% of them")
+        lines.append(f"{POOR_MARK} overlap too poor to trust the estimate or its interval: "
+                     f"effective sample size below {MIN_ESS:g} or below "
+                     f"{100 * MIN_ESS_FRACTION:g}% of the rounds, or the target puts mass on "
+                     f"actions a (nearly) deterministic logger never tried in more than "
+                     f"{100 * MAX_UNSUPPORTED_SHARE:g}% of them")
     return "\n".join(lines)
 
 
