@@ -676,3 +676,11 @@ def test_a_history_whose_rewards_and_rows_differ_in_number_is_refused(tmp_path):
     path = glmbandits.save(policy, tmp_path / "short-y.glmb")
     _refused_with(path, "SampleHistory: X must have shape (n, d) and y shape (n,), got "
                         "(12, 3) and (5,)")
+
+
+def test_policy_load_takes_max_bytes_too(saved):
+    path, data = saved
+    assert isinstance(glmbandits.UCBGLM.load(path, max_bytes=len(data) * 4), glmbandits.UCBGLM)
+    _refused_with(path, f"more than max_bytes = {len(data) - 1}", max_bytes=len(data) - 1)
+    with pytest.raises(ModelFileError, match=f"more than max_bytes = {len(data) - 1}"):
+        glmbandits.UCBGLM.load(path, max_bytes=len(data) - 1)

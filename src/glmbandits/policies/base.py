@@ -401,12 +401,12 @@ class Policy(DecisionAPI, ABC):
         return persistence.save(self, path)
 
     @classmethod
-    def load(cls, path: Any) -> "Policy":
+    def load(cls, path: Any, *, max_bytes: int | None = None) -> "Policy":
         """Read a policy saved by :meth:`save`; refuses (``ModelFileError``) one not a ``cls``.
 
-        See :func:`glmbandits.persistence.load`.
+        See :func:`glmbandits.persistence.load` (``max_bytes``: its size bound).
         """
-        return persistence.load(path, expected_class=cls)
+        return persistence.load(path, expected_class=cls, max_bytes=max_bytes)
 
 
 def _legacy_distribution(propensity: float, action: int, K: int) -> np.ndarray:
