@@ -198,3 +198,36 @@ def test_bad_hyperparameters_are_rejected(cls):
     if "family" in parameters:
         with pytest.raises(ValueError, match="family must be one of"):
             cls(n_features=D, family="cauchit")
+
+
+@pytest.mark.parametrize("cls", POLICY_CLASSES, ids=ids)
+def test_a_reward_outside_the_family_domain_is_refused_by_every_door(cls):
+    """Every policy takes a ``family`` and refuses, in update, update_batch, reward,
+    reward_batch and default_reward, a reward outside its reward domain, naming
+    ``reward``, the domain and the value, and changing nothing. (LinUCB and RandomPolicy
+    took no family: a LinUCB service with a logistic family learned rewards of 2, -1 and
+    1e6.)"""
+    assert "family" in inspect.signature(cls).parameters
+    policy = cls(n_features=D, seed=0, family="logistic")
+    _play(policy, 25, seed=12)
+    X = _contexts(np.random.default_rng(13), 4)
+    policy.decide(X, "pending", now=0.0)
+    a = policy.select(X)
+    name = cls.__name__
+    for bad in (2.0, -1.0, 1e6, 2):
+        doors = {
+            "update": lambda: policy.update(X[a], bad),
+            "update_batch": lambda: policy.update_batch(X[:2], [0.0, bad]),
+            "reward": lambda: policy.reward("pending", bad, now=1.0),
+            "reward_batch": lambda: policy.reward_batch(["pending"], [bad], now=1.0),
+            "configure_decisions": lambda: policy.configure_decisions(default_reward=bad),
+        }
+        for door, call in doors.items():
+            before = _state(policy)
+            with pytest.raises(ValueError, match=rf"{name}\.{door}: reward must lie in the "
+                                                 rf"logistic reward domain \[0, 1\], got "
+                                                 rf"{float(bad)!r}"):
+                call()
+            assert _state(policy) == before, door
+    assert policy.reward("pending", 1.0, now=1.0) == "learned"  # the domain's own values pass
+    policy.update(X[a], 0.0)

@@ -13,7 +13,11 @@ mutated in place:
   entries) and restored by truncation to their recorded length, so that a
   checkpoint never copies O(T) items;
 * every attribute that has its own ``_checkpoint()`` method (the estimates,
-  the sample history, the lazy snapshot), recursively.
+  the sample history, the lazy snapshot, the store of pending decisions), recursively.
+  Such a method returns any object with ``restore()`` and ``release()``: the store of
+  pending decisions (:class:`glmbandits.policies.decisions.PendingDecisions`) returns a
+  savepoint of its undo journal, so that a call made of several steps (``expire``,
+  ``reward_batch``) is undone whole.
 
 Objects with big buffers define ``_checkpoint`` themselves:
 :class:`~glmbandits.estimation.history.SampleHistory` only appends beyond its

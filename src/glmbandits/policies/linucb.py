@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from .._validation import SeedLike, check_positive
@@ -34,6 +36,11 @@ class LinUCB(Policy):
         Play an action drawn uniformly at random with probability ε (see
         :class:`~glmbandits.policies.base.Policy`), so that the policy's own log
         has every propensity >= ε/K and supports off-policy evaluation.
+    family : str or GLMFamily or None, default None
+        The rewards' family, used only to check them: a reward outside its domain
+        (e.g. 2 under ``"logistic"``, whose domain is [0, 1]) is refused with a
+        ``ValueError``, as every policy refuses it. The ridge model itself is the
+        same for every family. ``None`` accepts any finite reward.
 
     References
     ----------
@@ -48,12 +55,16 @@ class LinUCB(Policy):
     >>> policy.update([1.0, 0.0], 1.0)
     >>> policy.select(np.array([[1.0, 0.0], [0.0, 1.0]]))
     0
+    >>> LinUCB(n_features=2, family="logistic").update([1.0, 0.0], 2.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: LinUCB.update: reward must lie in the logistic reward domain [0, 1], got 2.0
     """
 
     def __init__(self, n_features: int, alpha: float = 1.0, l2: float = 1.0,
                  seed: SeedLike = None,
-                 exploration_floor: float = 0.0) -> None:
-        super().__init__(n_features, None, seed, exploration_floor)
+                 exploration_floor: float = 0.0, family: Any = None) -> None:
+        super().__init__(n_features, family, seed, exploration_floor)
         owner = type(self).__name__
         self.alpha = check_positive(alpha, owner, "alpha")
         self.l2 = check_positive(l2, owner, "l2")
@@ -75,4 +86,6 @@ class LinUCB(Policy):
         self.estimate_.add(x, reward)
 
     def __repr__(self) -> str:
-        return f"LinUCB(n_features={self.n_features}, alpha={self.alpha:g}, l2={self.l2:g})"
+        family = "" if self.family is None else f", family={self.family.name!r}"
+        return (f"LinUCB(n_features={self.n_features}, alpha={self.alpha:g}, "
+                f"l2={self.l2:g}{family})")

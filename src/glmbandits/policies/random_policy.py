@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from .._validation import SeedLike
@@ -21,6 +23,9 @@ class RandomPolicy(Policy):
     seed : int, Generator, SeedSequence or None
     exploration_floor : float in [0, 1], default 0.0
         Accepted like every policy's (the distribution is uniform either way).
+    family : str or GLMFamily or None, default None
+        The rewards' family, used only to check them (a reward outside its domain
+        is refused, as by every policy); ``None`` accepts any finite reward.
 
     Examples
     --------
@@ -32,8 +37,8 @@ class RandomPolicy(Policy):
     """
 
     def __init__(self, n_features: int, seed: SeedLike = None,
-                 exploration_floor: float = 0.0) -> None:
-        super().__init__(n_features, None, seed, exploration_floor)
+                 exploration_floor: float = 0.0, family: Any = None) -> None:
+        super().__init__(n_features, family, seed, exploration_floor)
 
     def _choose(self, X: np.ndarray) -> tuple[int, ActionScores, np.ndarray]:
         return self._choose_max(tied_scores(X.shape[0]))

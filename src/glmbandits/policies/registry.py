@@ -63,8 +63,12 @@ def make_policy(name: str, problem: ProblemSpec, seed: SeedLike = None, **params
 register_policy("ucb-glm", lambda p, seed, **kw: UCBGLM(p.n_features, p.family, seed=seed, **kw))
 register_policy("supcb-glm", lambda p, seed, **kw: SupCBGLM(p.n_features, p.family, p.horizon,
                                                             seed=seed, **kw))
-register_policy("linucb", lambda p, seed, **kw: LinUCB(p.n_features, seed=seed, **kw))
-register_policy("random", lambda p, seed, **kw: RandomPolicy(p.n_features, seed=seed, **kw))
+# LinUCB and the random policy do not model the family; they take it to refuse rewards
+# outside its domain, as every policy does
+register_policy("linucb", lambda p, seed, **kw: LinUCB(p.n_features, seed=seed,
+                                                       **{"family": p.family, **kw}))
+register_policy("random", lambda p, seed, **kw: RandomPolicy(p.n_features, seed=seed,
+                                                             **{"family": p.family, **kw}))
 register_policy("glm-ucb", lambda p, seed, **kw: GLMUCB(
     p.n_features, p.family, **{"radius": p.theta_norm, **kw}, seed=seed))
 register_policy("glm-tsl", lambda p, seed, **kw: GLMTSL(p.n_features, p.family, seed=seed, **kw))
