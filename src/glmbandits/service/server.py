@@ -134,6 +134,9 @@ def run_server(config: ServiceConfig, *, host: str | None = None, port: int | No
     bad store or a config that does not match the log fails before serving.
     ``role`` is ``"all"`` or ``"api"`` (see :func:`start_service`).
     """
+    http = guarded_protocol(  # needs httptools (the serve extra): before the log is opened
+        max_header_bytes=config.max_header_bytes, max_headers=config.max_headers,
+        header_timeout=config.header_timeout, body_timeout=config.body_timeout)
     service = start_service(config, db, role)
     restored = service.restored_from
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(message)s")
@@ -141,13 +144,15 @@ def run_server(config: ServiceConfig, *, host: str | None = None, port: int | No
                 "events, model_version %d", role, config.policy.name, service.store.url,
                 restored["snapshot_seq"], restored["replayed_events"],
                 service.policy.model_version)
-    app = create_app(config, service)
+    try:
+        app = create_app(config, service)  # refuses no key, or a documented example key
+    except BaseException:
+        service.stop(snapshot=False)
+        raise
     server = _Server(uvicorn.Config(
         app, host=host or config.host, port=config.port if port is None else port,
         log_level=log_level, access_log=access_log, lifespan="on",
-        timeout_graceful_shutdown=30, http=guarded_protocol(
-            max_header_bytes=config.max_header_bytes, max_headers=config.max_headers,
-            header_timeout=config.header_timeout, body_timeout=config.body_timeout)))
+        timeout_graceful_shutdown=30, http=http))
     _freeze_startup_objects()
     try:
         server.run()
