@@ -478,9 +478,8 @@ def logistic_server(request, tmp_path_factory):
 @pytest.mark.parametrize("reward", [2.0, -1.0, 1e6])
 def test_a_reward_outside_the_family_domain_is_422_and_learns_nothing(logistic_server, reward):
     # The service hands the reward to the policy, whose family's domain is the one rule
-    # (glmbandits.families, GLMFamily.in_domain); until every policy refuses such a reward
-    # in the library (LinUCB learned 2, -1 and 1e6 under a logistic family), the linucb case
-    # fails here. The service itself must not keep a second copy of the rule.
+    # (GLMFamily.in_domain, checked by every policy: LinUCB learned 2, -1 and 1e6 under a
+    # logistic family before it took the configured family); the service keeps no copy of it.
     client = logistic_server.client
     decided = client.post("/v1/decide", json={"contexts": [[0.1, 0.2, 0.3], [0.3, 0.2, 0.1]]})
     assert decided.status_code == 200
