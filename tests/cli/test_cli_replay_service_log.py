@@ -69,3 +69,17 @@ def test_a_foreign_database_is_still_called_another_applications(tmp_path, capsy
     assert main(["replay", "--event-log", str(path)]) == 2
     err = capsys.readouterr().err
     assert "another application" in err and "glmbandits export" not in err
+
+
+def test_a_log_of_one_rewarded_round_is_a_clear_error(tmp_path, capsys):
+    """One rewarded decision cannot be split into a training and an evaluation part: the
+    message says so (it was a PaddedContexts shape error)."""
+    from glmbandits.data import LoggedBanditData
+
+    log = LoggedBanditData(contexts=[np.eye(3)], actions=[1], rewards=[1.0],
+                           propensities=[1 / 3], name="one")
+    path = tmp_path / "one.npz"
+    log.save(path)
+    assert main(["replay", "--log", str(path), "--algorithms", "random"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: the log has 1 round(s) with a reward") and "at least 2" in err

@@ -144,6 +144,11 @@ def run_replay(args: argparse.Namespace) -> int:
                 log = log.subset(range(min(args.rounds, log.n_rounds)))
         else:
             log = load_logged_dataset(args.dataset, rounds=args.rounds, seed=args.seed)
+        if log.n_rounds < 2:  # the policies train on a first part and are evaluated on the rest
+            print(f"error: the log has {log.n_rounds} round(s) with a reward; glmbandits replay "
+                  "trains on the first part of the log and evaluates on the rest, so it needs "
+                  "at least 2 (log more traffic first)", file=sys.stderr)
+            return 2
         problem = ProblemSpec(log.n_features, int(log.n_actions.max()), args.family,
                               log.n_rounds)
         for name in algorithms:  # fail early on an unknown name
