@@ -10,12 +10,15 @@ point estimate lies in it, and otherwise stays around the estimate.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from offline_helpers import FirstActionPolicy
 
 from glmbandits import RandomPolicy
-from glmbandits.evaluation import LoggedBanditData, doubly_robust, ips, replay, snips
+from glmbandits.evaluation import (LoggedBanditData, OffPolicyWarning, doubly_robust, ips,
+                                   replay, snips)
 from glmbandits.evaluation.intervals import clip_to_unit
 from glmbandits.evaluation.shadow import evaluate_shadow
 
@@ -28,10 +31,28 @@ def test_issue_example_ips_above_the_reward_range_keeps_its_point_inside_its_int
     T = 50
     log = LoggedBanditData(np.zeros((T, 2, 1)), np.zeros(T, dtype=int), np.ones(T),
                            np.full(T, 0.1))  # wrong propensities: the target's π is 1/2
-    estimate = ips(RandomPolicy(1, seed=0), log)
+    with pytest.warns(OffPolicyWarning, match=r"ips: the whole interval \[5, 5\] lies outside "
+                                               r"\[0, 1\]"):
+        estimate = ips(RandomPolicy(1, seed=0), log)
     assert estimate.value == pytest.approx(5.0)
     assert _contains(estimate), estimate
     assert (estimate.ci_low, estimate.ci_high) == pytest.approx((5.0, 5.0))  # not [1, 1]
+
+
+def test_an_interval_that_cannot_contain_the_value_warns_and_one_that_can_does_not():
+    """Rewards in [0, 1] put the value in [0, 1]: an interval wholly outside misses it surely."""
+    log = LoggedBanditData(np.zeros((50, 2, 1)), np.zeros(50, dtype=int),
+                           np.tile([1.0, 0.0], 25), np.full(50, 0.5))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", OffPolicyWarning)
+        estimate = ips(RandomPolicy(1, seed=0), log)  # consistent propensities: 0.5 [..]
+    assert 0.0 <= estimate.ci_low <= estimate.value <= estimate.ci_high <= 1.0
+    rewards = np.linspace(-3.0, 3.0, 50)  # rewards outside [0, 1]: no range to check
+    log = LoggedBanditData(np.zeros((50, 2, 1)), np.zeros(50, dtype=int), rewards + 4.0,
+                           np.full(50, 0.5))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", OffPolicyWarning)
+        ips(RandomPolicy(1, seed=0), log)
 
 
 def test_an_interval_is_clipped_to_the_range_only_when_its_point_lies_in_it():

@@ -29,7 +29,9 @@ and DR stay unbiased). When every reward and the estimate lie in [0, 1], the int
 is clipped to [0, 1], where the policy's value lies; an estimate outside [0, 1] (e.g.
 IPS 5.0 from propensities that are too small) keeps its unclipped interval around it,
 rather than a confident-looking [1, 1]
-(:func:`~glmbandits.evaluation.intervals.clip_to_unit`).
+(:func:`~glmbandits.evaluation.intervals.clip_to_unit`), and an interval lying wholly
+outside [0, 1], which surely misses the value, issues an
+:class:`~glmbandits.evaluation.intervals.OffPolicyWarning`.
 
 where the reward model r̂_t(a) = μ(x_{t,a}'θ̂) is a GLM fitted by
 :func:`glmbandits.fit_glm` on the logged (x_{t,a_t}, r_t), with two-fold
@@ -47,7 +49,7 @@ from .._validation import check_nonnegative
 from ..estimation import fit_glm
 from ..families import get_family
 from .intervals import (OffPolicyEstimate, OverlapDiagnostics, clip_to_unit, normal_interval,
-                        overlap_diagnostics, warn_if_poor_overlap, z_value)
+                        overlap_diagnostics, warn_if_outside_unit, warn_if_poor_overlap, z_value)
 from ..data import LoggedBanditData
 from .replay import check_policy_matches_log
 
@@ -229,6 +231,9 @@ def ips(policy: Any, log: LoggedBanditData, *, confidence: float = 0.95,
     -----
     PoorOverlapWarning
         When the estimate's :class:`OverlapDiagnostics` say overlap is poor.
+    OffPolicyWarning
+        When every reward lies in [0, 1] but the whole interval lies outside it, so
+        that it surely misses the value (propensities that do not match the logger).
 
     References
     ----------
@@ -255,6 +260,7 @@ def ips(policy: Any, log: LoggedBanditData, *, confidence: float = 0.95,
         terms = _finite_terms(w * log.rewards, owner)
     value, low, high, se = normal_interval(terms, z, owner)
     low, high = clip_to_unit(low, high, log.rewards, value=value)
+    warn_if_outside_unit(low, high, log.rewards, owner)
     return OffPolicyEstimate("ips", value, low, high, se, log.n_rounds,
                              int(np.count_nonzero(w)), float(confidence), diagnostics)
 
@@ -357,6 +363,11 @@ def doubly_robust(policy: Any, log: LoggedBanditData, *, family: Any = "logistic
     confidence, actions, probabilities
         As in :func:`ips`.
 
+    Warns
+    -----
+    PoorOverlapWarning, OffPolicyWarning
+        As :func:`ips`.
+
     References
     ----------
     Dudík, Langford & Li (2011), "Doubly robust policy evaluation and
@@ -384,6 +395,7 @@ def doubly_robust(policy: Any, log: LoggedBanditData, *, family: Any = "logistic
         terms = _finite_terms(model_target + w * (log.rewards - model_logged), owner)
     value, low, high, se = normal_interval(terms, z, owner)
     low, high = clip_to_unit(low, high, log.rewards, value=value)
+    warn_if_outside_unit(low, high, log.rewards, owner)
     return OffPolicyEstimate("dr", value, low, high, se, log.n_rounds,
                              int(np.count_nonzero(w)), float(confidence), diagnostics)
 

@@ -12,7 +12,8 @@ from scipy import stats
 from ..exceptions import GLMBanditsWarning
 
 __all__ = ["OffPolicyEstimate", "OverlapDiagnostics", "OffPolicyWarning", "PoorOverlapWarning",
-           "overlap_diagnostics", "warn_if_poor_overlap", "normal_interval", "wilson_interval",
+           "overlap_diagnostics", "warn_if_poor_overlap", "warn_if_outside_unit",
+           "normal_interval", "wilson_interval",
            "z_value", "clip_to_unit", "DETERMINISTIC_PROPENSITY", "MIN_ESS", "MIN_ESS_FRACTION",
            "MAX_UNSUPPORTED_SHARE"]
 
@@ -166,6 +167,25 @@ def warn_if_poor_overlap(diagnostics: OverlapDiagnostics, owner: str,
                       f"to trust the estimate or its interval: "
                       f"{'; '.join(diagnostics.reasons())} ({diagnostics})", PoorOverlapWarning,
                       stacklevel=stacklevel)
+
+
+def warn_if_outside_unit(low: float, high: float, rewards: np.ndarray, owner: str,
+                         stacklevel: int = 3) -> None:
+    """Issue an :class:`OffPolicyWarning` when every reward lies in [0, 1] but the whole
+    interval [low, high] lies outside [0, 1].
+
+    The policy's value then lies in [0, 1], so such an interval surely misses it: the
+    propensities do not match the logger (e.g. IPS 5.0 from propensities 0.1 where the
+    target's weights should average 1), or a few huge weights carry the estimate.
+    ``stacklevel`` counts from this function (3: the caller of its caller).
+    """
+    if rewards.size and float(np.min(rewards)) >= 0.0 and float(np.max(rewards)) <= 1.0 \
+            and (low > 1.0 or high < 0.0):
+        warnings.warn(f"{owner}: the whole interval [{low:.4g}, {high:.4g}] lies outside [0, 1], "
+                      "the range of every reward, so it cannot contain the policy's value: the "
+                      "propensities do not match the logger (the importance weights should "
+                      "average about 1), or a few huge weights carry the estimate",
+                      OffPolicyWarning, stacklevel=stacklevel)
 
 
 def z_value(confidence: float, owner: str) -> float:
