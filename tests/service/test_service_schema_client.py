@@ -42,13 +42,20 @@ def _operation(schema, operation_id: str):
     return operation
 
 
+def _json_cases(operation):
+    """Positive cases with a JSON body (once test_service_fuzz.py has registered its .npy
+    strategy, schemathesis also draws .npy bodies for the decide operation)."""
+    return operation.as_strategy(generation_mode=GenerationMode.POSITIVE,
+                                 media_type="application/json").filter(
+        lambda case: isinstance(case.body, dict))
+
+
 def test_valid_decide_bodies_are_accepted(schema, server):
     statuses: Counter = Counter()
     refusals: list[tuple] = []
     decide = _operation(schema, "decide")
 
-    @given(case=decide.as_strategy(generation_mode=GenerationMode.POSITIVE,
-                                   media_type="application/json"))
+    @given(case=_json_cases(decide))
     @_SETTINGS
     def run(case) -> None:
         if case.body.get("decision_id") is not None:  # hypothesis reuses values: a reused
@@ -72,8 +79,7 @@ def test_valid_reward_bodies_are_accepted(schema, server):
     statuses: Counter = Counter()
     reward = _operation(schema, "reward")
 
-    @given(case=reward.as_strategy(generation_mode=GenerationMode.POSITIVE,
-                                   media_type="application/json"))
+    @given(case=_json_cases(reward))
     @_SETTINGS
     def run(case) -> None:
         # the decision the reward names (a 409 if an earlier example made it: it exists)
@@ -97,11 +103,9 @@ def test_a_client_generated_from_the_schema_decides_and_rewards_unedited(schema,
     decide, reward = _operation(schema, "decide"), _operation(schema, "reward")
     decisions: list[str] = []
 
-    @given(asked=decide.as_strategy(generation_mode=GenerationMode.POSITIVE,
-                                    media_type="application/json").filter(
-               lambda case: not case.body.get("excluded")),  # no rule JSON Schema can't say
-           answered=reward.as_strategy(generation_mode=GenerationMode.POSITIVE,
-                                       media_type="application/json"))
+    @given(asked=_json_cases(decide).filter(  # no rule that JSON Schema cannot state
+               lambda case: not case.body.get("excluded")),
+           answered=_json_cases(reward))
     @settings(max_examples=25, deadline=None, derandomize=True, database=None,
               phases=[Phase.explicit, Phase.generate],
               suppress_health_check=list(HealthCheck))
