@@ -240,3 +240,19 @@ def test_rank_deficient_start_without_ridge_keeps_log_det_finite(seed):
         estimate.add(x, 0.0)
         assert math.isfinite(estimate.log_det_V)
     assert np.all(np.isfinite(estimate.V_inv))
+
+
+@pytest.mark.parametrize("n", [8, 12, 20, 40])
+@pytest.mark.parametrize("relative", [1e-11, 1e-9])
+def test_a_warm_start_next_to_a_poisson_root_with_huge_counts_finishes_in_a_few_steps(n, relative):
+    # Counts of 1e6 make the objective's terms ~1e7: next to the root the decrease a
+    # Newton step promises (~1e-18) is far below the objective's rounding (~1e-9), so
+    # Armijo's test passed or failed at random and the backtracking stalled for 100
+    # iterations (on one BLAS kernel at some n, on another at other n). A full step that
+    # leaves the objective within its rounding and shrinks the gradient is taken.
+    X, y = _poisson_counts(40)
+    root = fit_glm(X[:n], y[:n], "poisson", l2=1.0)
+    assert root.converged
+    fit = fit_glm(X[:n], y[:n], "poisson", l2=1.0, theta0=root.theta * (1.0 + relative))
+    assert fit.converged and fit.n_iter <= 5, fit
+    np.testing.assert_allclose(fit.theta, root.theta, rtol=1e-9)

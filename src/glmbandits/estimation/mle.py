@@ -106,6 +106,33 @@ def _objective(X: np.ndarray, y: np.ndarray, family: GLMFamily, l2: float,
     return value + 0.5 * l2 * float(theta @ theta)
 
 
+def _within_rounding(X: np.ndarray, y: np.ndarray, family: GLMFamily, l2: float,
+                     theta: np.ndarray, candidate: np.ndarray, value: float, new_value: float,
+                     gradient_norm: float) -> bool:
+    """Accept a full Newton step that the Armijo test cannot judge.
+
+    Near a root the decrease a Newton step promises, ``λ²/2``, can fall below the
+    rounding error of the objective itself (a sum of terms as large as ``y·η``:
+    Poisson counts of 1e6 at ``η`` ≈ 14 give terms of 1e7, so a rounding error of
+    ~1e-9 against a promised decrease of ~1e-15). Armijo's test then fails or
+    passes at random, the backtracking shrinks the step, and the iteration stalls
+    short of the root on some BLAS kernels and not on others. When the objective
+    did not change beyond its rounding error (relative ``64·eps`` of its largest
+    term), the step is accepted if it reduces the max-norm of the gradient, the
+    fallback of scikit-learn's Newton solver (``_newton_solver.line_search``).
+    """
+    if not np.isfinite(new_value):
+        return False
+    eta = X @ theta
+    scale = float(np.sum(np.abs(family.antiderivative(eta))) + np.abs(y) @ np.abs(eta)
+                  + 0.5 * l2 * float(theta @ theta))
+    if abs(new_value - value) > 64.0 * np.finfo(np.float64).eps * max(scale, abs(value)):
+        return False
+    with np.errstate(over="ignore", invalid="ignore"):
+        gradient = X.T @ (family.mean(X @ candidate) - y) + l2 * candidate
+    return bool(np.max(np.abs(gradient)) < gradient_norm)
+
+
 def _newton_direction(hessian: np.ndarray, gradient: np.ndarray) -> np.ndarray:
     """Solve H p = -g by Cholesky, adding jitter λI while H is numerically singular."""
     step = jittered_cholesky_solve(hessian, gradient)
@@ -199,6 +226,9 @@ def _newton(X: np.ndarray, y: np.ndarray, family: GLMFamily, l2: float,
             with np.errstate(over="ignore", invalid="ignore"):
                 new_value = _objective(X, y, family, l2, candidate)
             if np.isfinite(new_value) and new_value <= value + _ARMIJO * size * slope:
+                break
+            if size == 1.0 and _within_rounding(X, y, family, l2, theta, candidate, value,
+                                                new_value, gradient_norm):
                 break
             size *= 0.5
         else:
