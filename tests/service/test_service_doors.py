@@ -186,7 +186,9 @@ def test_a_60_mb_header_is_refused_at_once_and_stalls_no_one(guarded, record_pro
     for thread in threads:
         thread.start()
     try:
+        deadline = time.monotonic() + DEADLINE
         while not latencies:  # the other client is served before the attack starts
+            assert time.monotonic() < deadline and threads[1].is_alive()
             time.sleep(0.01)
         before = len(latencies)
         sent = 0
@@ -205,8 +207,9 @@ def test_a_60_mb_header_is_refused_at_once_and_stalls_no_one(guarded, record_pro
             answer, closed = _read_until_closed(sock, time.monotonic() + DEADLINE)
             refused_after = time.perf_counter() - started
         deadline = time.monotonic() + DEADLINE
-        while len(latencies) < before + 3 and time.monotonic() < deadline:
-            time.sleep(0.01)  # the other client goes on being served
+        while len(latencies) < before + 3:  # the other client goes on being served
+            assert time.monotonic() < deadline and threads[1].is_alive()
+            time.sleep(0.01)
     finally:
         stop.set()
         for thread in threads:
@@ -289,6 +292,7 @@ SLOW = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case,start,drip", SLOW, ids=[case for case, _, _ in SLOW])
 def test_a_slow_client_is_closed_after_its_timeout(guarded, case, start, drip,
                                                    record_property):
