@@ -3,7 +3,9 @@
 The page (``index.html``) asks for an API key, keeps it only in a JavaScript variable
 (never in storage or cookies) and polls ``GET /v1/model``, ``GET /v1/events?after=SEQ``
 and ``GET /v1/evaluation`` with ``Authorization: Bearer KEY``; a 401 shows "wrong key"
-and no data. The service serves this folder at ``/`` (the files hold no data).
+and no data. The service serves these files (:data:`ASSET_FILES`, the page at ``/`` too)
+without a key, since they hold no data, and nothing else of this folder (its
+``__init__.py`` is a 404).
 
 The JSON the page reads: ``/v1/model`` ``{"class", "params", "n_features", "max_actions",
 "model_version", "counts": {"decisions", "rewards", "pending", "expired"}}``;
@@ -20,7 +22,8 @@ from pathlib import Path
 
 __all__ = ["asset_folder", "ASSET_FILES"]
 
-#: The files the service must serve, relative to :func:`asset_folder`.
+#: The files the service serves, relative to :func:`asset_folder`: the only ones (a file the
+#: page loads must be listed here; tests/service/test_service_doors.py checks it).
 ASSET_FILES = ("index.html", "dashboard.js", "dashboard.css", "vendor/uplot/uPlot.iife.min.js",
                "vendor/uplot/uPlot.min.css", "vendor/uplot/LICENSE")
 
