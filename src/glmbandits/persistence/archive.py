@@ -79,8 +79,8 @@ _METHODS = {"manifest.json": (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED),
 
 
 def array_sha256(array: np.ndarray) -> str:
-    """SHA-256 of the array's C-contiguous bytes."""
-    return hashlib.sha256(np.ascontiguousarray(array).tobytes()).hexdigest()
+    """SHA-256 of the array's C-contiguous bytes (hashed in place when it is C-contiguous)."""
+    return hashlib.sha256(np.ascontiguousarray(array).reshape(-1).view(np.uint8)).hexdigest()
 
 
 def build_manifest(class_name: str, params: Mapping[str, Any], state: bytes,
@@ -171,7 +171,7 @@ def write_atomic(path: str | os.PathLike[str], data: bytes) -> Path:
 
 
 def unpack(path: str | os.PathLike[str], max_bytes: int | None = None
-           ) -> tuple[dict[str, Any], bytearray, bytearray]:
+           ) -> tuple[dict[str, Any], bytes | bytearray, bytes]:
     """Read and verify a model file: its manifest (checked), state bytes and npz bytes.
 
     Parameters
@@ -203,7 +203,7 @@ def unpack(path: str | os.PathLike[str], max_bytes: int | None = None
     if count is None or count > 2 * len(MEMBERS):  # before zipfile reads a directory of any size
         raise _refuse(path, f"it must hold exactly the members {list(MEMBERS)}, its zip directory "
                       + (f"lists {count} members" if count is not None else "cannot be read"))
-    contents: dict[str, bytearray] = {}
+    contents: dict[str, Any] = {}
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             names = archive.namelist()

@@ -124,7 +124,7 @@ def zip_entry_count(data: bytes | bytearray, comment_length: int) -> int | None:
 
 
 def inflate(archive: zipfile.ZipFile, info: zipfile.ZipInfo, methods: tuple[int, ...],
-            budget: int, max_bytes: int, path: Any) -> bytearray:
+            budget: int, max_bytes: int, path: Any) -> bytes | bytearray:
     """A member's bytes, inflated as a stream that stops at its limit (headers not trusted).
 
     ``methods`` are the zip methods the member may use; ``budget`` is what is left of
@@ -147,6 +147,13 @@ def inflate(archive: zipfile.ZipFile, info: zipfile.ZipInfo, methods: tuple[int,
         raise refuse(path, f"{name} inflates to {info.file_size} bytes from "
                      f"{info.compress_size} compressed bytes, more than {MAX_INFLATE_RATIO} "
                      "times its compressed size (a compression bomb?)")
+    if info.compress_type == zipfile.ZIP_STORED:
+        with archive.open(info) as member:  # one read: bytes that a BytesIO shares, no copy
+            stored = member.read(info.file_size + 1)
+        if len(stored) != info.file_size:
+            raise refuse(path, f"{name} holds {len(stored)} bytes, its header declares "
+                         f"{info.file_size}")
+        return stored
     content = bytearray(info.file_size)
     filled = 0
     with archive.open(info) as member, memoryview(content) as view:
