@@ -18,7 +18,7 @@ import glmbandits
 import glmbandits.estimation.history
 import policy_catalogue
 from glmbandits.exceptions import ModelFileError
-from glmbandits.persistence import archive, codec
+from glmbandits.persistence import archive, checks, codec
 from persistence_play import assert_same_policies, play
 
 
@@ -684,3 +684,46 @@ def test_policy_load_takes_max_bytes_too(saved):
     _refused_with(path, f"more than max_bytes = {len(data) - 1}", max_bytes=len(data) - 1)
     with pytest.raises(ModelFileError, match=f"more than max_bytes = {len(data) - 1}"):
         glmbandits.UCBGLM.load(path, max_bytes=len(data) - 1)
+
+
+def _array_attributes(policy):
+    """(class, attribute) of every array held directly by an object of a glmbandits class."""
+    found, seen, stack = set(), set(), [policy]
+    while stack:
+        value = stack.pop()
+        if id(value) in seen or isinstance(value, (str, bytes, np.ndarray, np.generic)):
+            continue
+        seen.add(id(value))
+        if isinstance(value, (list, tuple)):
+            stack.extend(value)
+        elif isinstance(value, dict):
+            stack.extend(value.values())
+        elif hasattr(value, "__dict__") and type(value).__module__.startswith("glmbandits."):
+            for name, item in vars(value).items():
+                if isinstance(item, np.ndarray):
+                    found.add((type(value), name))
+                stack.append(item)
+    return found
+
+
+def test_every_array_of_a_policy_state_has_a_declared_shape(tmp_path):
+    """checks.ARRAY_SHAPES is complete: a new learned array must declare its shape."""
+    undeclared = set()
+    for cls in policy_catalogue.POLICY_CLASSES:
+        for options in ({}, {"refit": "lazy"}, {"family": "linear"}):
+            if any(name not in inspect.signature(cls.__init__).parameters for name in options):
+                continue
+            try:
+                policy = cls(n_features=3, seed=0, **options)
+            except ValueError:  # ECOLog's Bernoulli families only
+                continue
+            play(policy, 25, seed=3)
+            policy.decide(np.eye(3) / 2, "pending", now=1.0)
+            loaded = glmbandits.load(glmbandits.save(policy, tmp_path / "p.glmb"))
+            for owner, name in _array_attributes(loaded):
+                buffers = [n for names in checks._lookup(checks._BUFFERS, owner) for n in names]
+                declared = any(name in shapes
+                               for shapes in checks._lookup(checks.ARRAY_SHAPES, owner))
+                if not declared and name not in buffers:
+                    undeclared.add(f"{owner.__qualname__}.{name}")
+    assert undeclared == set()

@@ -88,7 +88,8 @@ ARRAY_SHAPES: dict[str, dict[str, tuple[tuple[str, ...], str]]] = {
     "glmbandits.policies.rs_glincb.RSGLinCB": {
         "H_inv_": _DD, "H_tau_inv_": _DD, "theta_": _D, "theta_w_": _D},
     "glmbandits.policies.supcb_glm.SupCBGLM": {"last_candidates_": (("C",), "b")},
-    "glmbandits.estimation.estimates.GLMEstimate": {"theta_": _D, "V_inv_": _DD},
+    "glmbandits.estimation.estimates.GLMEstimate": {
+        "theta_": _D, "V_inv_": _DD, "newton_theta_": _D},
     "glmbandits.estimation.estimates.RidgeEstimate": {"theta_": _D, "V_inv_": _DD, "b_": _D},
     "glmbandits.estimation.history.SampleHistory": {"X": (("n", "d"), "f"), "y": (("n",), "f")},
     "glmbandits.estimation.incremental.IncrementalMLE": {
