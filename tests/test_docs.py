@@ -48,6 +48,7 @@ import os
 import queue
 import re
 import shlex
+import signal
 import subprocess
 import sys
 import threading
@@ -142,7 +143,8 @@ def parse_blocks(page: Path) -> tuple[list[Block], list[str]]:
         blocks.append(Block(page, i + 1, opening.group("lang").lower(), body, marker, reason))
         i = j + 1
     for k, line in enumerate(lines):
-        if re.search(r"<!--\s*(not run:|output of the block above)", line) and k not in used_markers:
+        if re.match(r"\s*<!--\s*(not run:|output of the block above)", line) \
+                and k not in used_markers:
             problems.append(f"{page.relative_to(ROOT)}:{k + 1}: a marker that is not right "
                             "before a code block")
     return blocks, problems
@@ -238,7 +240,8 @@ class Shell:
         self.folder = folder
         self.process = subprocess.Popen(
             ["bash", "--noprofile", "--norc"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, cwd=folder, env=env, text=True, bufsize=1)
+            stderr=subprocess.STDOUT, cwd=folder, env=env, text=True, bufsize=1,
+            start_new_session=True)  # its own process group: close() ends every command of it
         self._lines: queue.Queue[str | None] = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
         self._count = 0
@@ -296,14 +299,18 @@ class Shell:
         return {key: value for key, value in pairs}
 
     def close(self) -> None:
+        """End the session and anything its commands left running (its process group)."""
         if self.process.poll() is None:
             assert self.process.stdin is not None
             self.process.stdin.close()
             try:
                 self.process.wait(60)
             except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(60)
+                pass
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(60)
 
 
 _SERVE = re.compile(r"^(?P<env>(?:[A-Za-z_]\w*=\S*\s+)*)glmbandits serve\s+(?P<args>.*)$")
@@ -388,6 +395,9 @@ class PageRunner:
             check_pip_line(command.split("&&")[0], block.where)
             line = "&&".join(command.split("&&")[1:]).strip()
             command = line
+        if "--dataset obd-" in command and not _installed("obp"):
+            self.skipped.append(f"{block.where}: {command} (obp is not installed)")
+            return None
         serve = _SERVE.match(command)
         if serve and "--example-config" not in serve.group("args"):
             self.start_service(serve.group("env"), serve.group("args"), block.where)
