@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from glmbandits.cli.main import SUBCOMMANDS, main
+from glmbandits.cli.main import SUBCOMMANDS, build_parser, main
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -43,14 +43,27 @@ def test_python_m_glmbandits_version_too():
     assert "glmbandits" in imported and "scipy" not in imported, sorted(imported)
 
 
-#: The arguments a subcommand requires before it looks at its flags.
-REQUIRED = {"export": ["--db", "sqlite:///service.db", "out.parquet"]}
+def _required(command: str) -> list[str]:
+    """Values for the arguments ``command`` requires (argparse checks them first)."""
+    import argparse
+
+    parser = build_parser()
+    (choices,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    sub = choices.choices[command]
+    sub.format_usage()  # adds the subcommand's arguments
+    out = []
+    for action in sub._actions:
+        if not action.option_strings and action.nargs is None:
+            out.append("x")
+        elif action.required:
+            out += [action.option_strings[0], "x"]
+    return out
 
 
 @pytest.mark.parametrize("command", sorted(SUBCOMMANDS))
 def test_a_mistyped_flag_shows_the_subcommands_usage(capsys, command):
     with pytest.raises(SystemExit) as stop:
-        main([command, *REQUIRED.get(command, []), "--no-such-flag"])
+        main([command, *_required(command), "--no-such-flag"])
     assert stop.value.code == 2
     err = capsys.readouterr().err
     assert err.startswith(f"usage: glmbandits {command} "), err
