@@ -727,3 +727,15 @@ def test_every_array_of_a_policy_state_has_a_declared_shape(tmp_path):
                 if not declared and name not in buffers:
                     undeclared.add(f"{owner.__qualname__}.{name}")
     assert undeclared == set()
+
+
+def test_compact_lists_are_bounded_before_they_become_python_numbers(tmp_path):
+    """A list stored as an int64 array becomes Python ints of about 36 bytes each (4.5 times
+    the array): together at most max_bytes // 36 items."""
+    policy = glmbandits.LinUCB(n_features=2, seed=0)
+    policy.extra_ = list(range(100_000))
+    path = glmbandits.save(policy, tmp_path / "list.glmb")
+    assert glmbandits.load(path).extra_ == list(range(100_000))
+    _refused_with(path, "compact lists hold 100000 items, more than 55555 (max_bytes // 36, "
+                        "max_bytes = 2000000: each item becomes a Python number)",
+                  max_bytes=2_000_000)

@@ -6,11 +6,14 @@ import math
 
 import numpy as np
 
-__all__ = ["COMPACT_MIN", "ALLOWED_BIT_GENERATORS", "MAX_DEPTH", "MAX_INT_BITS", "MAX_POOL_SIZE",
+__all__ = ["COMPACT_MIN", "COMPACT_ITEM_BYTES", "ALLOWED_BIT_GENERATORS", "MAX_DEPTH", "MAX_INT_BITS", "MAX_POOL_SIZE",
            "MAX_SEED_WORDS", "MalformedStateError", "check_dtype", "slot_names"]
 
 #: Lists of plain ints or floats with at least this many items are stored as one array.
 COMPACT_MIN = 8
+#: What one item of such a list costs once decoded (a Python int or float and its pointer):
+#: the decoder builds at most ``max_bytes // COMPACT_ITEM_BYTES`` of them.
+COMPACT_ITEM_BYTES = 36
 #: The bit generators a ``numpy.random.Generator`` in a model file may use.
 ALLOWED_BIT_GENERATORS = ("PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64")
 #: Dtype kinds an array or scalar may have: bool, int, uint, float, complex, unicode.

@@ -94,10 +94,12 @@ def encode(obj: Any) -> tuple[Any, dict[str, np.ndarray]]:
     return tree, encoder.arrays
 
 
-def decode(tree: Any, arrays: Mapping[str, np.ndarray]) -> Any:
+def decode(tree: Any, arrays: Mapping[str, np.ndarray], max_bytes: int | None = None) -> Any:
     """Rebuild the object graph of :func:`encode`.
 
-    Every array of ``arrays`` must be used exactly once.
+    Every array of ``arrays`` must be used exactly once. With ``max_bytes``, the
+    compact lists (``ints``, ``floats``) hold at most ``max_bytes //
+    COMPACT_ITEM_BYTES`` items together (each becomes a Python number).
 
     Raises
     ------
@@ -105,7 +107,7 @@ def decode(tree: Any, arrays: Mapping[str, np.ndarray]) -> Any:
         An unknown node, a dangling array or ref name, an unused array, a class
         that is not allowed, a bad value.
     """
-    decoder = Decoder(arrays, inline_arrays=False)
+    decoder = Decoder(arrays, inline_arrays=False, max_bytes=max_bytes)
     try:
         value = decoder.decode(tree)
     except RecursionError:

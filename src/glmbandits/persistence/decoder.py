@@ -13,7 +13,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ._nodes import (ALLOWED_BIT_GENERATORS, MAX_DEPTH, MAX_INT_BITS, MAX_POOL_SIZE,
+from ._nodes import (ALLOWED_BIT_GENERATORS, COMPACT_ITEM_BYTES, MAX_DEPTH, MAX_INT_BITS, MAX_POOL_SIZE,
                      MAX_SEED_WORDS, SPECIAL_FLOATS, MalformedStateError, check_dtype, slot_names)
 from .allowed import qualified_name, resolve_class
 
@@ -25,11 +25,14 @@ _UNDER_CONSTRUCTION = object()
 class Decoder:
     """One decoding: the memo, and which named arrays were used."""
 
-    def __init__(self, arrays: Mapping[str, np.ndarray], inline_arrays: bool) -> None:
+    def __init__(self, arrays: Mapping[str, np.ndarray], inline_arrays: bool,
+                 max_bytes: int | None = None) -> None:
         self._arrays = arrays
         self._inline = inline_arrays
         self._memo: list[Any] = []
         self.used: set[str] = set()
+        self._max_bytes = max_bytes
+        self._list_items = 0  # items of the compact lists so far
 
     def _array(self, node: dict[str, Any], where: str) -> np.ndarray:
         if "array" not in node:
@@ -131,6 +134,13 @@ class Decoder:
         if array.ndim != 1 or array.dtype != dtype:
             raise MalformedStateError(f"a compact {node['$']} list must be a 1-d {np.dtype(dtype)} "
                                       f"array, got {array.dtype} of shape {array.shape}")
+        self._list_items += array.shape[0]
+        if self._max_bytes is not None and (
+                self._list_items > self._max_bytes // COMPACT_ITEM_BYTES):
+            raise MalformedStateError(
+                f"the state's compact lists hold {self._list_items} items, more than "
+                f"{self._max_bytes // COMPACT_ITEM_BYTES} (max_bytes // {COMPACT_ITEM_BYTES}, "
+                f"max_bytes = {self._max_bytes}: each item becomes a Python number)")
         value = array.tolist()
         self._memo.append(value)
         return value

@@ -176,7 +176,7 @@ def load(path: str | os.PathLike[str], expected_class: type | None = None, *,
     arrays = load_arrays(npz, manifest, path, max_bytes)
     del npz, state_bytes
     try:
-        policy = decode(tree, arrays)
+        policy = decode(tree, arrays, max_bytes)
     except Exception as error:  # malformed tree, refused class, a __setstate__ that raised
         raise _refuse(path, f"the state is malformed ({error})") from None
     if not isinstance(policy, _policy_base()):
