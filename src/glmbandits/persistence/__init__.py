@@ -4,13 +4,15 @@
 tree and an ``.npz`` of arrays, signed by a trailing SHA-256), atomically.
 ``load(path)`` rebuilds the policy bit for bit, without pickle: it can only
 create glmbandits' own allowed classes (and those passed to
-:func:`register_class`), and it refuses a damaged, truncated, crafted or newer
-file with :class:`~glmbandits.exceptions.ModelFileError`. See
-``docs/persistence.md``.
+:func:`register_class`), it bounds every size before allocating it
+(``max_bytes``), and it refuses a damaged, truncated, crafted, oversized or
+newer file, or a state its class's constructor would refuse, with
+:class:`~glmbandits.exceptions.ModelFileError`. See ``docs/persistence.md``.
 
 Modules: :mod:`.codec` (object graph ↔ tree and arrays), :mod:`.allowed` (the
 class allow-list), :mod:`.archive` (the file format, atomic writes),
-:mod:`.model_file` (``save``/``load``).
+:mod:`.limits` (the size limits of reading), :mod:`.checks` (the checks of a
+decoded policy), :mod:`.model_file` (``save``/``load``).
 
 Examples
 --------
