@@ -649,8 +649,8 @@ def test_n_features_is_bounded_by_max_bytes_before_the_constructor_runs(tmp_path
 @pytest.mark.parametrize("cls", policy_catalogue.POLICY_CLASSES,
                          ids=policy_catalogue.POLICY_IDS)
 def test_genuine_states_pass_the_checks(tmp_path, cls, options):
-    """The checks refuse nothing a policy makes: fresh, mid-run, with pending and shadow
-    decisions, in several configurations (the sentinels -inf/inf of log det and of the
+    """The checks refuse nothing a policy makes: fresh, mid-run, with pending, shadow and
+    registered decisions (whose unknown scores are NaN), in several configurations (the sentinels -inf/inf of log det and of the
     Hessian's sample count included)."""
     accepted = inspect.signature(cls.__init__).parameters
     if any(name not in accepted for name in options):
@@ -664,6 +664,9 @@ def test_genuine_states_pass_the_checks(tmp_path, cls, options):
         contexts = policy_catalogue.unit_ball_contexts(np.random.default_rng(rounds), 5, 4)
         policy.decide(contexts, f"live-{rounds}", excluded=[1], now=1.0)
         policy.decide(contexts, f"shadow-{rounds}", default_action=0, now=2.0)
+        # a decision logged by a scale-out API process: its scores are unknown (NaN)
+        policy.register_decision(f"registered-{rounds}", contexts, 2, np.full(5, 0.2),
+                                 model_version=0, timestamp=3.0, propensity=0.2)
         loaded = glmbandits.load(glmbandits.save(policy, tmp_path / f"{rounds}.glmb"))
         assert_same_policies(loaded, policy)
 

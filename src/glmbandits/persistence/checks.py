@@ -64,7 +64,7 @@ from .._validation import check_int, format_value
 from ._nodes import slot_names
 from .allowed import qualified_name
 
-__all__ = ["ARRAY_SHAPES", "INFINITE_SENTINELS", "check_policy"]
+__all__ = ["ARRAY_SHAPES", "INFINITE_SENTINELS", "UNKNOWN_ARRAYS", "check_policy"]
 
 _D = (("d",), "f")
 _DD = (("d", "d"), "f")
@@ -108,6 +108,16 @@ INFINITE_SENTINELS: dict[tuple[str, str], float] = {
     ("glmbandits.estimation.schedule.RarelySwitchingSnapshot", "log_det_"): -math.inf,
     ("glmbandits.policies.rs_glincb.RSGLinCB", "logdet_H_tau_"): -math.inf,
 }
+
+#: Float arrays that may be entirely NaN, by (class, attribute): their "unknown" sentinel.
+#: A decision the policy registers from the log (``Policy.register_decision``: made by a
+#: scale-out API process, learned here) carries scores it never computed, stored as NaN.
+#: A partly NaN array is still refused.
+UNKNOWN_ARRAYS: frozenset[tuple[str, str]] = frozenset({
+    ("glmbandits.policies.scores.ActionScores", "ucb"),
+    ("glmbandits.policies.scores.ActionScores", "mean"),
+    ("glmbandits.policies.scores.ActionScores", "width"),
+})
 
 #: Buffers whose tail beyond the filled rows is unused (and uninitialised): checked through
 #: the views of :data:`ARRAY_SHAPES` (``X``, ``y``) instead.
@@ -278,6 +288,10 @@ class _StateWalk:
                     return
         raise ValueError(f"{path} must be finite, got {format_value(value)}")
 
+    @staticmethod
+    def _may_be_unknown(cls: type, name: str | None) -> bool:
+        return any((qualified_name(klass), name) in UNKNOWN_ARRAYS for klass in cls.__mro__)
+
     def _array(self, array: np.ndarray, path: str, cls: type | None, name: str | None,
                bindings: dict | None) -> None:
         kind = array.dtype.kind
@@ -287,7 +301,8 @@ class _StateWalk:
             if array.dtype.itemsize != 8:
                 raise TypeError(f"{path} must be float64, got {array.dtype}")
             bad = _count_non_finite(array)
-            if bad:
+            if bad and not (bad == array.size and cls is not None
+                            and self._may_be_unknown(cls, name) and np.isnan(array).all()):
                 raise ValueError(f"{path} must be finite, got {bad} NaN or inf value(s)")
         specs = _lookup(ARRAY_SHAPES, cls) if cls is not None else []
         spec = next((shapes[name] for shapes in specs if name in shapes), None)
