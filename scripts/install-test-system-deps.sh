@@ -4,6 +4,8 @@
 #   postgresql                    the server binaries (initdb, pg_ctl, postgres) that
 #                                 tests/fixtures_system.py starts in a temporary folder
 #   chromium, chromium-driver     the headless browser (and its WebDriver) of the dashboard tests
+#   curl                          the docs' service examples are curl commands, run as written
+#                                 by tests/test_docs.py against a real server
 # Idempotent: when everything is there it says so, touches nothing and needs no network.
 # Runs as root (CI does) or through sudo. Called by the README's test command and by .ci/run.
 set -euo pipefail
@@ -18,14 +20,16 @@ have_postgres() {
 }
 have_chromium() { [[ -x /usr/bin/chromium ]]; }
 have_chromedriver() { [[ -x /usr/bin/chromedriver ]]; }
+have_curl() { command -v curl >/dev/null 2>&1; }
 
 missing=()
 have_postgres || missing+=(postgresql)
 have_chromium || missing+=(chromium)
 have_chromedriver || missing+=(chromium-driver)
+have_curl || missing+=(curl)
 
 if [[ ${#missing[@]} -eq 0 ]]; then
-    echo "install-test-system-deps: PostgreSQL server, chromium and chromedriver already present; nothing to do"
+    echo "install-test-system-deps: PostgreSQL server, chromium, chromedriver and curl already present; nothing to do"
     exit 0
 fi
 
