@@ -85,6 +85,7 @@ def run_serve(args: argparse.Namespace) -> int:
     from ..service.log_lock import LogInUseError
     from ..service.replay import ReplayMismatchError
     from ..service.server import run_learner, run_server
+    from ..service.store import StoreUnavailableError
 
     try:
         if args.role == "learner":
@@ -92,7 +93,7 @@ def run_serve(args: argparse.Namespace) -> int:
         return run_server(config, host=args.host, port=args.port, db=args.db,
                           log_level=args.log_level, access_log=args.access_log,
                           role=args.role)
-    except LogInUseError as error:
+    except (LogInUseError, StoreUnavailableError) as error:
         print(f"error: glmbandits serve: {error}", file=sys.stderr)
         return 2
     except ReplayMismatchError as error:

@@ -107,8 +107,40 @@ def open_store(url: str, *, synchronous: str = "FULL") -> Store:
     if scheme == "postgresql":
         from .postgres_store import PostgresStore
 
-        return PostgresStore(location)
+        try:
+            return PostgresStore(location)
+        except Exception as error:
+            _refuse_unreachable(error, location)
+            raise
+    import sqlite3
+
     from .sqlite_store import SQLiteStore
 
-    Path(location).expanduser().resolve().parent.mkdir(parents=True, exist_ok=True)
-    return SQLiteStore(location, url=url, synchronous=synchronous)
+    try:
+        Path(location).expanduser().resolve().parent.mkdir(parents=True, exist_ok=True)
+        return SQLiteStore(location, url=url, synchronous=synchronous)
+    except (OSError, sqlite3.OperationalError) as error:
+        if isinstance(error, StoreUnavailableError):
+            raise
+        raise StoreUnavailableError(f"the event log {location} cannot be opened: {error}") \
+            from error
+
+
+class StoreUnavailableError(OSError):
+    """The event log's database cannot be reached or opened (a server that does not
+    answer, a file that cannot be created): the message names it, without a password."""
+
+
+def _refuse_unreachable(error: Exception, location: str) -> None:
+    """Raise :class:`StoreUnavailableError` for psycopg's connection failures (its
+    ``OperationalError``: refused, unknown host, timeout, authentication)."""
+    try:
+        import psycopg
+    except ImportError:  # pragma: no cover - PostgresStore needs it to get here
+        return
+    if isinstance(error, psycopg.OperationalError):
+        from ..data.postgres_locks import redact_url
+
+        raise StoreUnavailableError(
+            f"the PostgreSQL event log {redact_url(location)} cannot be reached: "
+            f"{str(error).strip()}") from error
