@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Annotated, Any, Optional, Union
+from typing import Annotated, Any, Callable, Optional, Union
 
 import msgspec
 import numpy as np
@@ -106,42 +106,38 @@ def _path_of(message: str) -> str:
     return "body"
 
 
-def _non_finite(value: Any, path: str) -> str | None:
-    """The path of the first non-finite number inside ``value`` (None if there is none)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return path
+def _first_path(value: Any, path: str, bad: Callable[[Any], bool]) -> str | None:
+    """The path (``contexts[2][0]``, ``a.b``) of the first leaf or key inside a decoded
+    JSON ``value`` for which ``bad`` holds (None if there is none). A bad key names the
+    object holding it."""
     if isinstance(value, list):
         for index, item in enumerate(value):
-            found = _non_finite(item, f"{path}[{index}]")
+            found = _first_path(item, f"{path}[{index}]", bad)
             if found:
                 return found
+        return None
     if isinstance(value, dict):
         for key, item in value.items():
-            found = _non_finite(item, f"{path}.{key}" if path else str(key))
+            if bad(key):
+                return path or "body"
+            found = _first_path(item, f"{path}.{key}" if path else str(key), bad)
             if found:
                 return found
-    return None
+        return None
+    return path if bad(value) else None
+
+
+def _non_finite(value: Any, path: str) -> str | None:
+    """The path of the first non-finite number inside ``value`` (None if there is none)."""
+    return _first_path(value, path,
+                       lambda leaf: isinstance(leaf, float) and not math.isfinite(leaf))
 
 
 def _not_utf8(value: Any, path: str) -> str | None:
     """The path of the first string (or key) inside ``value`` holding a byte that is not
     UTF-8 (decoded with ``surrogateescape``, such a byte is a code point U+DC80-U+DCFF)."""
-    if isinstance(value, str):
-        return path if any("\udc80" <= c <= "\udcff" for c in value) else None
-    if isinstance(value, list):
-        for index, item in enumerate(value):
-            found = _not_utf8(item, f"{path}[{index}]")
-            if found:
-                return found
-    if isinstance(value, dict):
-        for key, item in value.items():
-            where = f"{path}.{key}" if path else str(key)
-            if _not_utf8(key, where):
-                return path or "body"  # the key itself: name the object holding it
-            found = _not_utf8(item, where)
-            if found:
-                return found
-    return None
+    return _first_path(value, path, lambda leaf: isinstance(leaf, str) and any(
+        "\udc80" <= c <= "\udcff" for c in leaf))
 
 
 def _refuse_non_utf8(body: bytes, error: UnicodeDecodeError) -> Invalid:
