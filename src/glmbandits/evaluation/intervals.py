@@ -220,7 +220,7 @@ def normal_interval(terms: np.ndarray, z: float, owner: str = "normal_interval"
     if not all(np.isfinite(v) for v in (mean, se, low, high)):
         raise ValueError(f"{owner}: the estimate overflows (terms up to {scale:g}: importance "
                          "weights 1/p of tiny propensities); got a non-finite mean or interval")
-    return mean, low, high, se
+    return float(mean), float(low), float(high), float(se)
 
 
 def clip_to_unit(low: float, high: float, rewards: np.ndarray, *, value: float
@@ -246,8 +246,8 @@ def clip_to_unit(low: float, high: float, rewards: np.ndarray, *, value: float
     """
     if rewards.size and float(np.min(rewards)) >= 0.0 and float(np.max(rewards)) <= 1.0 \
             and 0.0 <= value <= 1.0:
-        return min(max(low, 0.0), 1.0), min(max(high, 0.0), 1.0)
-    return low, high
+        return float(min(max(low, 0.0), 1.0)), float(min(max(high, 0.0), 1.0))
+    return float(low), float(high)
 
 
 def wilson_interval(successes: float, n: int, z: float) -> tuple[float, float, float, float]:
