@@ -116,8 +116,8 @@ def kappa_and_sigma(family: Any, theta_norm: float, sigma: float | None = None,
     if not kappa_ >= MIN_MAGNITUDE:
         raise ValueError(f"{owner}: theta_norm = {format_value(theta_norm)} gives kappa = "
                          f"{kappa_:.3g} at radius ‖θ*‖ + 1, below {MIN_MAGNITUDE:g}, the "
-                         "smallest kappa the theory helpers accept (σ/κ and 1/κ⁴ would not be "
-                         "finite); the theorems are vacuous for so flat a link")
+                         "smallest kappa the theory helpers accept (1/κ⁴ in eq. (4) would "
+                         "overflow); the theorems' constants are vacuous for so flat a link")
     return kappa_, sigma
 
 
