@@ -29,8 +29,9 @@ from typing import Any, Iterator
 
 from .._validation import check_real
 from .event_log_base import EventLogBase
-from .event_records import (APPLICATION_ID, EXPIRY_OUTCOMES, REWARD_STATUSES, SCHEMA_VERSION,
-                            DecisionEvent, Event, ExpiryEvent, RewardEvent)
+from .event_records import (APPLICATION_ID, SCHEMA_VERSION, DecisionEvent, Event, ExpiryEvent,
+                            RewardEvent)
+from .vocabulary import EXPIRY_OUTCOMES, REWARD_STATUSES
 
 __all__ = ["EventLog", "DecisionEvent", "RewardEvent", "ExpiryEvent", "Event",
            "SCHEMA_VERSION", "REWARD_STATUSES", "EXPIRY_OUTCOMES"]

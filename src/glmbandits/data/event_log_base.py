@@ -17,9 +17,9 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from .event_records import (EXPIRY_OUTCOMES, REWARD_STATUSES, DecisionEvent, Event,
-                            ExpiryEvent, RewardEvent, check_count, check_decision,
-                            check_expiry, check_reward, decode)
+from .event_records import (DecisionEvent, Event, ExpiryEvent, RewardEvent, check_count,
+                            check_decision, check_expiry, check_reward, decode)
+from .vocabulary import EXPIRY_OUTCOMES, RECORD_KINDS, REWARD_STATUSES
 
 __all__ = ["EventLogBase"]
 
@@ -118,7 +118,7 @@ class EventLogBase:
             limit = check_count(limit, owner, "limit")
             if limit < 0:
                 raise ValueError(f"{owner}: limit must be >= 0 or None, got {limit}")
-        if kind is not None and kind not in ("decision", "reward", "expiry"):
+        if kind is not None and kind not in RECORD_KINDS:
             raise ValueError(f"{owner}: kind must be 'decision', 'reward', 'expiry' or None, "
                              f"got {kind!r}")
         self._live(owner)

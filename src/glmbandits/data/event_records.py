@@ -1,19 +1,22 @@
 """The event records of :class:`glmbandits.data.EventLog`: their types, checks and decoding.
 
 Kept apart from the log itself so that the join and the Parquet export
-(:mod:`.event_export`) read the same types without importing the database code.
+(:mod:`.event_export`) read the same types without importing the database code. The
+vocabulary they use (kinds, statuses, the decision-id rule) is :mod:`.vocabulary`'s;
+its names are passed on here for the readers that import them from this module.
 """
 
 from __future__ import annotations
 
 import numbers
-import re
 from dataclasses import dataclass
 from typing import Any, Union
 
 import numpy as np
 
 from .._validation import check_finite, check_real, format_value
+from .vocabulary import (DECISION_ID_PATTERN, DECISION_ID_RULE, EXPIRY_OUTCOMES, MAX_ID_LENGTH,
+                         REWARD_STATUSES, check_decision_id)
 
 __all__ = ["DecisionEvent", "RewardEvent", "ExpiryEvent", "Event", "SCHEMA_VERSION",
            "APPLICATION_ID", "REWARD_STATUSES", "EXPIRY_OUTCOMES", "MAX_ID_LENGTH",
@@ -26,25 +29,7 @@ __all__ = ["DecisionEvent", "RewardEvent", "ExpiryEvent", "Event", "SCHEMA_VERSI
 SCHEMA_VERSION = 2
 #: ``PRAGMA application_id`` of an event log ("GLMB"), so a foreign database is refused.
 APPLICATION_ID = 0x474C4D42
-#: Statuses of a reward event (as returned by ``Policy.reward``).
-REWARD_STATUSES = ("learned", "held", "duplicate", "late")
-#: Outcomes of an expiry event (as counted by ``Policy.expire``).
-EXPIRY_OUTCOMES = ("dropped", "default", "learned")
-#: The longest decision id, in characters (code points; at most 1,024 bytes of UTF-8).
-MAX_ID_LENGTH = 256
-#: The legal decision ids, in words (quoted by every refusal).
-DECISION_ID_RULE = (f"1 to {MAX_ID_LENGTH} characters, none of them a control character "
-                    "(U+0000-U+001F, U+007F-U+009F) or a surrogate (U+D800-U+DFFF)")
-#: The characters an id may not hold: controls (a NUL is dropped from the end of a NumPy
-#: unicode array, so a saved, pickled or copied policy would merge "a" and "a\x00", and
-#: PostgreSQL text cannot hold one) and surrogates (not Unicode scalar values: no UTF-8,
-#: JSON body, database or model file can hold a lone one).
-_ID_CONTROLS = r"\x00-\x1f\x7f-\x9f"
-_ID_FORBIDDEN = re.compile(f"[{_ID_CONTROLS}\ud800-\udfff]")
-#: The legal ids as a regular expression (Python and JSON Schema) for text that cannot hold
-#: a surrogate: JSON (msgspec refuses a lone surrogate's escape) and UTF-8 (the service's
-#: OpenAPI document). :func:`check_decision_id` also refuses surrogates.
-DECISION_ID_PATTERN = f"^[^{_ID_CONTROLS}]{{1,{MAX_ID_LENGTH}}}$"
+
 
 @dataclass(frozen=True, eq=False)
 class DecisionEvent:
@@ -102,66 +87,6 @@ Event = Union[DecisionEvent, RewardEvent, ExpiryEvent]
 
 # -- input checks (they mirror the policy's, so the log never holds what a policy could not
 # -- have written; they run before anything is written) ----------------------------------
-def check_decision_id(value: Any, owner: str) -> str:
-    r"""A decision id, checked: the one rule of every door (policies, event logs, service).
-
-    A legal id is a ``str`` of 1 to :data:`MAX_ID_LENGTH` characters with no control
-    character (U+0000-U+001F, U+007F-U+009F) and no surrogate (U+D800-U+DFFF). Every
-    legal id round-trips exactly through a model file, pickle, deepcopy, the SQLite and
-    PostgreSQL event logs and the Parquet export. A ``str`` subclass (e.g. ``np.str_``)
-    is returned as a plain ``str``.
-
-    Parameters
-    ----------
-    value : Any
-        The id to check.
-    owner : str
-        The caller, e.g. ``"UCBGLM.reward"``, for the message.
-
-    Returns
-    -------
-    str
-        ``value`` as a plain ``str``.
-
-    Raises
-    ------
-    TypeError
-        If ``value`` is not a ``str``.
-    ValueError
-        If it is empty, too long, or holds a refused character (named with its code
-        point and position).
-
-    Examples
-    --------
-    >>> check_decision_id("req-1 caf\u00e9", "f")
-    'req-1 café'
-    >>> check_decision_id("a\x00", "f")
-    Traceback (most recent call last):
-    ...
-    ValueError: f: decision_id must be 1 to 256 characters, none of them a control character (U+0000-U+001F, U+007F-U+009F) or a surrogate (U+D800-U+DFFF); got 'a\x00', which holds U+0000 at index 1
-    """
-    if type(value) is not str:
-        if not isinstance(value, str):
-            raise TypeError(f"{owner}: decision_id must be a str, got {type(value).__name__} "
-                            f"{_shown(value)}")
-        value = str.__str__(value)
-    if not 0 < len(value) <= MAX_ID_LENGTH:
-        raise ValueError(f"{owner}: decision_id must be {DECISION_ID_RULE}; got "
-                         f"{len(value)} characters")
-    bad = _ID_FORBIDDEN.search(value)
-    if bad is not None:
-        raise ValueError(f"{owner}: decision_id must be {DECISION_ID_RULE}; got "
-                         f"{_shown(value)}, which holds U+{ord(bad.group()):04X} at index "
-                         f"{bad.start()}")
-    return value
-
-
-def _shown(value: Any) -> str:
-    """A short repr for a message (an id may be long)."""
-    text = repr(value)
-    return text if len(text) <= 80 else f"{text[:77]}..."
-
-
 def check_timestamp(value: Any, owner: str) -> float:
     return check_real(value, owner, "timestamp")
 

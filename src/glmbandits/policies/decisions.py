@@ -53,7 +53,8 @@ from typing import Any, Iterator, Protocol
 import numpy as np
 
 from .._validation import check_int, check_real, format_value
-from ..data.event_records import MAX_ID_LENGTH, check_decision_id
+from ..data.vocabulary import (DEFAULTED, DROPPED, DUPLICATE, EXPIRY_OUTCOMES, HELD, LATE,
+                               LEARNED, MAX_ID_LENGTH, REWARD_STATUSES, check_decision_id)
 from .scores import ActionScores
 
 __all__ = ["Decision", "PendingDecision", "PendingDecisions", "EventSink",
@@ -61,13 +62,8 @@ __all__ = ["Decision", "PendingDecision", "PendingDecisions", "EventSink",
            "DROPPED", "DEFAULTED", "REWARD_STATUSES", "EXPIRY_OUTCOMES",
            "check_default_action"]
 
-#: What :meth:`Policy.reward` did with a reward.
-LEARNED, HELD, DUPLICATE, LATE = "learned", "held", "duplicate", "late"
-REWARD_STATUSES = (LEARNED, HELD, DUPLICATE, LATE)
-#: What closing a decision without (learned) rewards did: nothing learned, the
-#: default reward learned, or (``duplicate_rewards="sum"``) the held sum learned.
-DROPPED, DEFAULTED = "dropped", "default"
-EXPIRY_OUTCOMES = (DROPPED, DEFAULTED, LEARNED)
+# What Policy.reward did with a reward (REWARD_STATUSES) and what closing a decision did
+# (EXPIRY_OUTCOMES) are the event vocabulary's (glmbandits.data.vocabulary), passed on here.
 
 _DUPLICATE_MODES = ("ignore", "sum")
 

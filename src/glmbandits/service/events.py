@@ -1,28 +1,11 @@
 """The events of the service's log, and the sink that writes a policy's events to a store.
 
-Kinds, in the order they happen:
-
-``decision``
-    ``Policy.decide`` made a new decision: contexts (K, d), the excluded rows,
-    the action, its probabilities and propensity, the model version, and the
-    policy's tag for the decision (SupCB-GLM's stage; what a learner that did
-    not make the decision needs to learn from it). In shadow mode the action is
-    the client's default action, ``policy_action`` the policy's own choice and
-    the propensity is None (the client chose, with no known probability).
-``retry``
-    a ``decide`` that repeated a pending decision (same id and request): the
-    same answer; replayed, so that the retry count is restored too. A shadow
-    retry also carries the default ``action`` and ``policy_action``.
-``reward``
-    a reward received and what was done with it (``learned``, ``held``,
-    ``duplicate``, ``late``).
-``expiry``
-    a decision closed without a learned reward (``dropped``, ``default``,
-    ``learned`` for a held sum): written by the policy while it closes it; an
-    effect of the call that closed it, so replay does not apply it.
-``expire``
-    a sweep ``Policy.expire(older_than, now=timestamp)`` that closed at least
-    one decision; replay calls it again.
+The kinds, statuses and outcomes are the event vocabulary's
+(:mod:`glmbandits.data.vocabulary`): ``decision`` (here also with the request's
+excluded rows and the policy's tag for the decision: SupCB-GLM's stage, what a
+learner that did not make the decision needs to learn from it; a shadow ``retry``
+also carries the default ``action`` and ``policy_action``), ``retry``, ``reward``,
+``expiry`` and ``expire``.
 
 Every event has a sequence number (``seq``, from 1, increasing in commit order)
 and a timestamp in seconds. On SQLite the committed sequence has no gaps; on
@@ -39,10 +22,10 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
+from ..data.vocabulary import EVENT_KINDS, total_keys
+
 __all__ = ["Event", "LogSink", "EVENT_KINDS", "ROW_COLUMNS", "event_row", "event_from_row",
            "total_keys", "page_events"]
-
-EVENT_KINDS = ("decision", "retry", "reward", "expiry", "expire")
 
 
 @dataclass(frozen=True)
@@ -125,23 +108,6 @@ def event_from_row(row: tuple) -> Event:
                  excluded=Event.decode_excluded(excluded), action=action, probabilities=p,
                  propensity=propensity, model_version=model_version, reward=reward,
                  status=status, older_than=older_than, policy_action=policy_action, tag=tag)
-
-
-def total_keys(kind: str, status: str | None) -> tuple[str, ...]:
-    """The keys of the log's totals (``Store.totals``) that one event adds 1 to.
-
-    >>> total_keys("reward", "learned")
-    ('rewards', 'rewards_learned')
-    """
-    if kind == "decision":
-        return ("decisions",)
-    if kind == "retry":
-        return ("retries",)
-    if kind == "reward":
-        return ("rewards", f"rewards_{status}")
-    if kind == "expiry":
-        return (f"expiries_{status}",)
-    return ()
 
 
 def page_events(fetch: Callable[[int, int], list[tuple]], after: int, limit: int | None,

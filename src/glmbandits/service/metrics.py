@@ -10,6 +10,8 @@ from __future__ import annotations
 import bisect
 import threading
 
+from ..data.vocabulary import EXPIRY_OUTCOMES, REWARD_STATUSES
+
 __all__ = ["Metrics", "LATENCY_BUCKETS"]
 
 #: Upper bounds (seconds) of the latency histogram buckets.
@@ -67,12 +69,12 @@ class Metrics:
         lines.append(f"glmbandits_decisions_total {totals.get('decisions', 0)}")
         metric("glmbandits_rewards_total", "counter",
                "Rewards logged, by what was done with them (all time).")
-        for status in ("learned", "held", "duplicate", "late"):
+        for status in REWARD_STATUSES:
             lines.append(f'glmbandits_rewards_total{{status="{status}"}} '
                          f"{totals.get(f'rewards_{status}', 0)}")
         metric("glmbandits_expired_total", "counter",
                "Decisions closed without a learned reward, by outcome (all time).")
-        for outcome in ("dropped", "default", "learned"):
+        for outcome in EXPIRY_OUTCOMES:
             lines.append(f'glmbandits_expired_total{{outcome="{outcome}"}} '
                          f"{totals.get(f'expiries_{outcome}', 0)}")
         metric("glmbandits_pending_decisions", "gauge", "Decisions waiting for a reward.")

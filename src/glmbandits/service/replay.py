@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
+from ..data.vocabulary import EXPIRY_OUTCOMES, REWARD_STATUSES
 from ..policies.decisions import UnknownDecisionError
 from .events import Event
 
@@ -120,10 +121,8 @@ def policy_from_snapshot(config: Any, store: Any) -> tuple[Any, int]:
 #: (``Store.totals``, keyed as :func:`~glmbandits.service.events.total_keys`) that count
 #: the same events: each count is one kind of row of the log.
 _COUNTED_AS = {"decided": "decisions", "retried": "retries",
-               **{status: f"rewards_{status}" for status in ("learned", "held", "duplicate",
-                                                             "late")},
-               **{f"expired_{outcome}": f"expiries_{outcome}"
-                  for outcome in ("dropped", "default", "learned")}}
+               **{status: f"rewards_{status}" for status in REWARD_STATUSES},
+               **{f"expired_{outcome}": f"expiries_{outcome}" for outcome in EXPIRY_OUTCOMES}}
 
 
 def expected_totals(statistics: dict[str, int]) -> dict[str, int]:
