@@ -33,8 +33,6 @@ from typing import Any
 
 import numpy as np
 
-from scipy import linalg
-
 from ._validation import (
     MIN_MAGNITUDE,
     as_float_array,
@@ -332,7 +330,7 @@ def normality_width(x: Any, V: Any, delta: float, sigma: float, kappa: float) ->
     x_scale = np.max(np.abs(rows), axis=1)
     directions = rows / np.where(x_scale > 0.0, x_scale, 1.0)[:, None]
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-        solved = linalg.solve_triangular(factor, directions.T, lower=True, check_finite=False)
+        solved = np.linalg.solve(factor, directions.T)  # L⁻¹ x̃ (L is lower triangular)
         norms = np.sqrt(np.einsum("ij,ij->j", solved, solved))
         width = (3.0 * sigma / kappa * math.sqrt(math.log(1.0 / delta))) \
             * (x_scale / math.sqrt(v_scale)) * norms
