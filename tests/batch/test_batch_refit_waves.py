@@ -16,7 +16,6 @@ import pytest
 
 import glmbandits.estimation.lazy as lazy_refit
 import glmbandits.estimation.estimates as estimators
-import glmbandits.batch.ucb_glm as batch_ucb_glm
 from glmbandits import SyntheticGLMEnv, UCBGLM, simulate, simulate_batch
 from glmbandits.estimation.lazy import NewtonCache, lazy_newton_refit, stopping_threshold
 from glmbandits.estimation import solve_estimating_equation
@@ -46,7 +45,11 @@ def _exact_root(X: np.ndarray, y: np.ndarray, l2: float) -> np.ndarray:
 
 
 def _recording(monkeypatch: pytest.MonkeyPatch) -> list:
-    """Record every call of the lazy solver made by the batch kernel."""
+    """Record every call of the lazy solver made through the estimates' module.
+
+    The batch kernel asks its stacked estimates (``StackedGLMEstimates.refit_shared``)
+    for a refit wave; during ``simulate_batch`` these are all the calls there are.
+    """
     calls: list = []
 
     def record(X, y, cache, family, l2, tol, **kwargs):
@@ -57,7 +60,7 @@ def _recording(monkeypatch: pytest.MonkeyPatch) -> list:
                       kwargs.get("V_inv"), kwargs.get("v_norm_tol")))
         return fit
 
-    monkeypatch.setattr(batch_ucb_glm, "lazy_newton_refit", record)
+    monkeypatch.setattr(estimators, "lazy_newton_refit", record)
     return calls
 
 
@@ -148,7 +151,6 @@ def test_fallbacks_keep_batch_and_sequential_runs_identical(monkeypatch):
         kwargs["max_iter"] = 0
         return lazy_newton_refit(X, y, cache, family, l2, tol, **kwargs)
 
-    monkeypatch.setattr(batch_ucb_glm, "lazy_newton_refit", newton_never_suffices)
     monkeypatch.setattr(estimators, "lazy_newton_refit", newton_never_suffices)
     made = []
 

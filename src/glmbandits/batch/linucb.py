@@ -6,6 +6,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..estimation.estimates import RidgeEstimate
 from ..policies.linucb import LinUCB
 from .backend import ArrayBackend
 from .kernels import BatchKernel, batched_sherman_morrison, batched_ucb
@@ -18,11 +19,11 @@ class LinUCBKernel(BatchKernel):
 
     def __init__(self, policies: Sequence[LinUCB], backend: ArrayBackend) -> None:
         super().__init__(policies, backend)
-        estimates = [policy.estimate_ for policy in self.policies]
+        self.est = est = RidgeEstimate.stack([policy.estimate_ for policy in self.policies])
         self.alpha = backend.asarray([policy.alpha for policy in self.policies])
-        self.V_inv = backend.asarray(np.stack([e.V_inv_ for e in estimates]))
-        self.b = backend.asarray(np.stack([e.b_ for e in estimates]))
-        self.theta = backend.asarray(np.stack([e.theta_ for e in estimates]))
+        self.V_inv = backend.asarray(est.V_inv)
+        self.b = backend.asarray(est.b)
+        self.theta = backend.asarray(est.theta)
 
     def select(self, X: np.ndarray, valid: np.ndarray | None, rows: np.ndarray
                ) -> tuple[np.ndarray, np.ndarray]:
@@ -40,10 +41,7 @@ class LinUCBKernel(BatchKernel):
         self.rounds_[self._selector(rows)] += 1
 
     def finalize(self) -> None:
-        to_numpy = self.backend.to_numpy
-        V_inv, b, theta = to_numpy(self.V_inv), to_numpy(self.b), to_numpy(self.theta)
-        for r, policy in enumerate(self.policies):
-            policy.estimate_.V_inv_ = V_inv[r].copy()
-            policy.estimate_.b_ = b[r].copy()
-            policy.estimate_.theta_ = theta[r].copy()
+        to_numpy, est = self.backend.to_numpy, self.est
+        est.V_inv, est.b, est.theta = to_numpy(self.V_inv), to_numpy(self.b), to_numpy(self.theta)
+        est.unstack()
         super().finalize()

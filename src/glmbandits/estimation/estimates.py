@@ -3,11 +3,20 @@
 Both keep ``V⁻¹`` for ``V = l2·I + Σ x_i x_i'`` by Sherman–Morrison updates
 (:func:`glmbandits.estimation.sherman_morrison_update`), never by inversion per
 round. Their state is plain arrays and numbers, so policies pickle exactly.
+
+Each has a stacked form, R estimates on a leading replicate axis, which the
+lockstep batch kernels (:mod:`glmbandits.batch`) play on: ``stack`` makes it
+and ``unstack`` writes it back, so no kernel reads or writes an estimate's
+fields itself.
+
+Why this module is long: the estimates and their stacked forms live together,
+so that the learned state of an estimate is read and written in this module only.
 """
 
 from __future__ import annotations
 
 import math
+from typing import Sequence
 
 import numpy as np
 
@@ -16,7 +25,7 @@ from .checkpoint import Checkpoint, checkpoint
 from .gram import inverse_gram, sherman_morrison_update
 from .history import SampleHistory
 from .incremental import IncrementalMLE
-from .lazy import NewtonCache, lazy_newton_refit
+from .lazy import LazyRefit, NewtonCache, lazy_newton_refit
 
 
 class GLMEstimate:
@@ -246,6 +255,31 @@ class GLMEstimate:
             clone.theta_ = self.theta_
         return clone
 
+    @staticmethod
+    def stack(estimates: Sequence["GLMEstimate"], capacity: int = 0) -> "StackedGLMEstimates":
+        """R estimates as arrays with a leading replicate axis (the lockstep batch form).
+
+        The estimates (all with ``l2 > 0``) stay the owners of their solvers;
+        :meth:`StackedGLMEstimates.unstack` writes the stacked state back into them.
+
+        Parameters
+        ----------
+        estimates : sequence of GLMEstimate
+            One per replicate, of the same dimension.
+        capacity : int, default 0
+            History rows per replicate (at least ``max(64, 2·max n)``).
+
+        Examples
+        --------
+        >>> from glmbandits.families import get_family
+        >>> estimates = [GLMEstimate(2, get_family("logistic"), 1.0, lazy=True) for _ in range(3)]
+        >>> estimates[1].add(np.array([1.0, 0.5]), 1.0)
+        >>> stacked = GLMEstimate.stack(estimates)
+        >>> stacked.X.shape, stacked.n.tolist(), stacked.shared_solver
+        ((3, 64, 2), [0, 1, 0], True)
+        """
+        return StackedGLMEstimates(estimates, capacity)
+
     def copy(self) -> "GLMEstimate":
         """An independent deep copy."""
         clone = GLMEstimate.__new__(GLMEstimate)
@@ -260,6 +294,151 @@ class GLMEstimate:
         if self.solver_.theta_ is self.theta_:
             clone.solver_.theta_ = clone.theta_
         return clone
+
+
+class StackedGLMEstimates:
+    """R :class:`GLMEstimate` objects on a leading replicate axis (made by :meth:`GLMEstimate.stack`).
+
+    The lockstep batch kernel of :class:`~glmbandits.UCBGLM` plays on these
+    arrays (appending samples, rank-one updates of ``V_inv`` and ``log_det``) and
+    asks for refits through :meth:`refit` and :meth:`refit_shared`, which keep
+    the estimates' own fit records; :meth:`unstack` writes the rest back.
+
+    Attributes
+    ----------
+    estimates : list of GLMEstimate
+        The estimates stacked (each keeps its solver, θ̂ and fit counts current).
+    X : ndarray of shape (R, capacity, d)
+        Row r's samples in its first ``n[r]`` rows, zeros beyond
+        (:meth:`SampleHistory.stack`).
+    y : ndarray of shape (R, capacity)
+        Their rewards.
+    n : ndarray of int, shape (R,)
+        Samples per row.
+    n_bound : int
+        An upper bound of ``n`` (so that :meth:`append` seldom takes a maximum).
+    fit_n : ndarray of int, shape (R,)
+        Samples θ̂ was last fitted on (only whether ``n`` is larger, i.e. the
+        estimate is stale, is ever asked).
+    theta : ndarray of shape (R, d)
+        Each row's last θ̂.
+    V_inv : ndarray of shape (R, d, d)
+        ``V⁻¹`` per row (:meth:`unstack` writes back what this attribute holds).
+    log_det : ndarray of shape (R,)
+        ``log det V`` per row.
+    newton : NewtonCache
+        The lazy solver's caches, one row per estimate (unused for estimates
+        without one).
+    shared_solver : bool
+        Every row can be refitted by one :func:`lazy_newton_refit` call (all
+        lazy, with one family, ``l2 > 0``, ``tol`` and ``max_iter``).
+    """
+
+    def __init__(self, estimates: Sequence[GLMEstimate], capacity: int = 0) -> None:
+        self.estimates = list(estimates)
+        first = self.estimates[0]
+        self.n = np.array([e.n for e in self.estimates], dtype=np.int64)
+        self.n_bound = int(self.n.max())
+        self.X, self.y = SampleHistory.stack([e.history for e in self.estimates],
+                                             max(capacity, 64, 2 * self.n_bound))
+        self.fit_n = np.array([e.n - 1 if e.stale_ else e.n for e in self.estimates],
+                              dtype=np.int64)
+        self.theta = np.stack([e.theta_ for e in self.estimates])
+        self.V_inv = np.stack([e.V_inv_ for e in self.estimates])
+        self.log_det = np.array([e.log_det_V_ for e in self.estimates], dtype=np.float64)
+        self.newton = NewtonCache.stack([
+            e.newton_ if e.newton_ is not None and np.array_equal(e.newton_.theta[0], e.theta_)
+            else NewtonCache.fresh(e.theta_[None], first.l2) for e in self.estimates])
+        self.family, self.l2, self.tol, self.max_iter = (first.family, first.l2, first.tol,
+                                                         first.max_iter)
+        self.shared_solver = all(e.family == first.family and e.l2 == first.l2 > 0.0
+                                 and e.tol == first.tol and e.max_iter == first.max_iter
+                                 and e.newton_ is not None for e in self.estimates)
+
+    def reserve(self, rounds: int) -> None:
+        """Make room for ``rounds`` more samples per row (one allocation)."""
+        needed = int(self.n.max()) + rounds
+        if needed > self.X.shape[1]:
+            self._grow(needed)
+
+    def _grow(self, capacity: int) -> None:
+        R, m, d = self.X.shape
+        X, y = np.zeros((R, capacity, d)), np.zeros((R, capacity))
+        X[:, :m], y[:, :m] = self.X, self.y
+        self.X, self.y = X, y
+
+    def append(self, rows: np.ndarray, select: np.ndarray | slice, x: np.ndarray,
+               rewards: np.ndarray) -> None:
+        """Store one sample ``(x[i], rewards[i])`` for each row ``rows[i]``.
+
+        ``select`` indexes the same rows (a plain slice when it is all of them).
+        The buffers double when a row is full.
+        """
+        if self.n_bound >= self.X.shape[1]:  # n_bound: no row has more samples
+            self.n_bound = int(self.n.max())
+            if int(self.n[rows].max()) >= self.X.shape[1]:
+                self._grow(2 * self.X.shape[1])
+        self.n_bound += 1
+        n = self.n[select]
+        self.X[rows, n] = x
+        self.y[rows, n] = rewards
+        self.n[select] += 1
+
+    def refit(self, rows: np.ndarray, V_inv: np.ndarray | None = None) -> None:
+        """Refit each of ``rows`` by its own estimate's solver (:meth:`GLMEstimate.refit_on`).
+
+        ``V_inv`` (len(rows), d, d): the rows' ``V⁻¹`` for certified refits.
+        """
+        for i, r in enumerate(rows):
+            n = self.n[r]
+            estimate = self.estimates[r]
+            self.theta[r] = estimate.refit_on(self.X[r, :n], self.y[r, :n],
+                                              None if V_inv is None else V_inv[i])
+            if estimate.newton_ is not None:  # the lazy solver's cache moved on
+                self.newton.put(np.array([r]), estimate.newton_)
+        self.fit_n[rows] = self.n[rows]
+
+    def refit_shared(self, rows: np.ndarray, V_inv: np.ndarray | None, v_norm_tol: np.ndarray,
+                     kappa_cache: dict) -> LazyRefit:
+        """Refit ``rows`` by one :func:`lazy_newton_refit` call (requires :attr:`shared_solver`).
+
+        The call a sequential lazy estimate makes with one row, on the stacked
+        samples (zero-padded beyond each row's n) and caches: each row's result
+        depends on that row only, so every row gets its sequential root.
+        """
+        n = self.n[rows]
+        length = int(n.max())
+        everyone = rows.shape[0] == self.n.shape[0]
+        if everyone:  # views, no copies
+            X, y = self.X[:, :length], self.y[:, :length]
+        else:
+            X, y = self.X[rows, :length], self.y[rows, :length]
+        cache = self.newton if everyone else self.newton.take(rows)
+        fit = lazy_newton_refit(X, y, cache, self.family, self.l2, self.tol, V_inv=V_inv,
+                                v_norm_tol=v_norm_tol, kappa_cache=kappa_cache,
+                                fallback_max_iter=self.max_iter, n_samples=n)
+        if cache is not self.newton:
+            self.newton.put(rows, cache)
+        self.theta[rows] = fit.theta
+        self.fit_n[rows] = n
+        for i, r in enumerate(rows):
+            estimate = self.estimates[r]
+            estimate.theta_ = fit.theta[i]
+            estimate.n_fits_ += 1
+            if not fit.converged[i]:
+                estimate.n_failed_fits_ += 1
+        return fit
+
+    def unstack(self) -> None:
+        """Write the samples, ``V⁻¹``, ``log det V``, staleness and caches back (copies)."""
+        histories = SampleHistory.unstack(self.X, self.y, self.n)
+        for r, (estimate, history) in enumerate(zip(self.estimates, histories)):
+            estimate.history = history
+            estimate.V_inv_ = self.V_inv[r].copy()
+            estimate.log_det_V_ = float(self.log_det[r])
+            estimate.stale_ = bool(self.n[r] > self.fit_n[r])
+            if estimate.newton_ is not None:
+                estimate.newton_ = self.newton.take(slice(r, r + 1)).copy()
 
 
 class RidgeEstimate:
@@ -281,3 +460,35 @@ class RidgeEstimate:
         sherman_morrison_update(self.V_inv_, x)
         self.b_ += reward * x
         self.theta_ = self.V_inv_ @ self.b_
+
+    @staticmethod
+    def stack(estimates: Sequence["RidgeEstimate"]) -> "StackedRidgeEstimates":
+        """R estimates as arrays with a leading replicate axis (the lockstep batch form)."""
+        return StackedRidgeEstimates(estimates)
+
+
+class StackedRidgeEstimates:
+    """R :class:`RidgeEstimate` objects on a leading replicate axis.
+
+    Attributes
+    ----------
+    estimates : list of RidgeEstimate
+        The estimates stacked.
+    V_inv : ndarray of shape (R, d, d)
+    b : ndarray of shape (R, d)
+    theta : ndarray of shape (R, d)
+        Their ``A⁻¹``, ``b`` and θ̂ (:meth:`unstack` writes back what these hold).
+    """
+
+    def __init__(self, estimates: Sequence[RidgeEstimate]) -> None:
+        self.estimates = list(estimates)
+        self.V_inv = np.stack([e.V_inv_ for e in self.estimates])
+        self.b = np.stack([e.b_ for e in self.estimates])
+        self.theta = np.stack([e.theta_ for e in self.estimates])
+
+    def unstack(self) -> None:
+        """Write each row back into its estimate (copies)."""
+        for r, estimate in enumerate(self.estimates):
+            estimate.V_inv_ = self.V_inv[r].copy()
+            estimate.b_ = self.b[r].copy()
+            estimate.theta_ = self.theta[r].copy()

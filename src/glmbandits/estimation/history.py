@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 
 from .checkpoint import Checkpoint
@@ -49,6 +51,47 @@ class SampleHistory:
         clone._y[: self.n] = self.y
         clone.n = self.n
         return clone
+
+    @staticmethod
+    def stack(histories: Sequence["SampleHistory"], capacity: int
+              ) -> tuple[np.ndarray, np.ndarray]:
+        """The samples of R histories in zero-padded buffers (the lockstep batch form).
+
+        Parameters
+        ----------
+        histories : sequence of SampleHistory
+            R histories of the same dimension d.
+        capacity : int
+            Rows per replicate (at least the largest ``n``).
+
+        Returns
+        -------
+        X : ndarray of shape (R, capacity, d)
+            Row r holds history r's samples in its first ``histories[r].n`` rows and
+            zeros beyond (a zero row adds nothing to eq. (3) of Li, Lu & Zhou 2017).
+        y : ndarray of shape (R, capacity)
+            Their rewards, zero-padded alike.
+        """
+        d = histories[0]._X.shape[1] if histories else 0
+        X = np.zeros((len(histories), capacity, d))
+        y = np.zeros((len(histories), capacity))
+        for r, history in enumerate(histories):
+            X[r, : history.n] = history.X
+            y[r, : history.n] = history.y
+        return X, y
+
+    @classmethod
+    def unstack(cls, X: np.ndarray, y: np.ndarray, n: np.ndarray) -> list["SampleHistory"]:
+        """Histories of row r's first ``n[r]`` samples of :meth:`stack`'s buffers (copied).
+
+        Each has the capacity of a loaded history, ``max(64, n[r])``.
+        """
+        histories = []
+        for r, m in enumerate(n.tolist()):
+            history = cls.__new__(cls)
+            history.__setstate__({"X": X[r, :m], "y": y[r, :m]})
+            histories.append(history)
+        return histories
 
     def __getstate__(self) -> dict:
         # Save only the filled part: a pickle stays proportional to the data.

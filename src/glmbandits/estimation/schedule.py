@@ -34,15 +34,15 @@ with Limited Adaptivity" (RS-GLinCB).
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
 from .._validation import check_positive
 from .checkpoint import Checkpoint, checkpoint
-from .estimates import GLMEstimate
+from .estimates import GLMEstimate, StackedGLMEstimates
 
-__all__ = ["REFIT_MODES", "check_refit", "RarelySwitchingSnapshot"]
+__all__ = ["REFIT_MODES", "check_refit", "RarelySwitchingSnapshot", "StackedSnapshots"]
 
 #: Accepted values of the ``refit`` hyperparameter.
 REFIT_MODES = ("every_round", "lazy")
@@ -98,11 +98,22 @@ class RarelySwitchingSnapshot:
             self.log_det_ = estimate.log_det_V
             self.n_refits_ += 1
             self.n_samples_ = estimate.n
+        assert self.theta_ is not None and self.V_inv_ is not None  # taken just above if not before
         return self.theta_, self.V_inv_
 
     def _checkpoint(self) -> Checkpoint:
         """A checkpoint for a transactional ``Policy.update`` (:mod:`.checkpoint`)."""
         return checkpoint(self)
+
+    @staticmethod
+    def stack(snapshots: Sequence["RarelySwitchingSnapshot | None"],
+              estimates: StackedGLMEstimates) -> "StackedSnapshots":
+        """R policies' snapshots (None: a policy refitting every round) on a leading axis.
+
+        A row without a snapshot scores with its estimate's θ̂ and ``V⁻¹`` (taken
+        from the stacked ``estimates``).
+        """
+        return StackedSnapshots(snapshots, estimates)
 
     def copy(self) -> "RarelySwitchingSnapshot":
         """An independent copy."""
@@ -111,3 +122,77 @@ class RarelySwitchingSnapshot:
         clone.theta_ = None if self.theta_ is None else self.theta_.copy()
         clone.V_inv_ = None if self.V_inv_ is None else self.V_inv_.copy()
         return clone
+
+
+class StackedSnapshots:
+    """R :class:`RarelySwitchingSnapshot` (or None) on a leading replicate axis.
+
+    Made by :meth:`RarelySwitchingSnapshot.stack` for the lockstep batch kernel;
+    :meth:`renew` is :meth:`RarelySwitchingSnapshot.current`'s renewal for the
+    rows just refitted, :meth:`unstack` writes the snapshots back.
+
+    Attributes
+    ----------
+    snapshots : list of RarelySwitchingSnapshot or None
+        The snapshots stacked.
+    lazy : ndarray of bool, shape (R,)
+        Rows with a snapshot (``refit="lazy"``).
+    log_growth : ndarray of shape (R,)
+        ``log(growth)`` (0 for the other rows).
+    taken : ndarray of bool, shape (R,)
+        Lazy rows whose snapshot exists.
+    theta : ndarray of shape (R, d)
+        θ̂ the rows score with (the snapshot's; the estimate's without one).
+    V_inv : ndarray of shape (R, d, d)
+        ``V⁻¹`` the rows score with (:meth:`unstack` writes back what this holds).
+    log_det : ndarray of shape (R,)
+        ``log det V_τ`` at the snapshots (0 for rows without a snapshot).
+    n_refits, n_samples : ndarray of int, shape (R,)
+        Snapshots taken, and the samples of the last one.
+    """
+
+    def __init__(self, snapshots: Sequence[RarelySwitchingSnapshot | None],
+                 estimates: StackedGLMEstimates) -> None:
+        self.snapshots = list(snapshots)
+        self.lazy = np.array([s is not None for s in self.snapshots])
+        self.log_growth = np.array([s.log_growth if s is not None else 0.0
+                                    for s in self.snapshots])
+        self.taken = np.array([s is not None and s.theta_ is not None for s in self.snapshots])
+        thetas, V_invs = [], []
+        for r, s in enumerate(self.snapshots):
+            if s is not None and s.theta_ is not None and s.V_inv_ is not None:  # taken
+                thetas.append(s.theta_)
+                V_invs.append(s.V_inv_)
+            else:
+                thetas.append(estimates.theta[r])
+                V_invs.append(estimates.V_inv[r])
+        self.theta = np.stack(thetas)
+        self.V_inv = np.stack(V_invs)
+        self.log_det = np.array([s.log_det_ if s is not None else 0.0 for s in self.snapshots])
+        self.n_refits = np.array([s.n_refits_ if s is not None else 0 for s in self.snapshots])
+        self.n_samples = np.array([s.n_samples_ if s is not None else 0 for s in self.snapshots])
+
+    def renew(self, rows: np.ndarray, estimates: StackedGLMEstimates) -> np.ndarray:
+        """Rows just refitted score with their new θ̂; the lazy ones take a new snapshot.
+
+        Returns the lazy rows among ``rows`` (their ``V⁻¹`` is the caller's to copy:
+        it may live on another array backend).
+        """
+        self.theta[rows] = estimates.theta[rows]
+        lazy = rows[self.lazy[rows]]
+        self.log_det[lazy] = estimates.log_det[lazy]
+        self.taken[lazy] = True
+        self.n_refits[lazy] += 1
+        self.n_samples[lazy] = estimates.n[lazy]
+        lazy_rows: np.ndarray = lazy
+        return lazy_rows
+
+    def unstack(self) -> None:
+        """Write every taken snapshot back into its object (copies)."""
+        for r, snapshot in enumerate(self.snapshots):
+            if snapshot is not None and self.taken[r]:
+                snapshot.theta_ = self.theta[r].copy()
+                snapshot.V_inv_ = self.V_inv[r].copy()
+                snapshot.log_det_ = float(self.log_det[r])
+                snapshot.n_refits_ = int(self.n_refits[r])
+                snapshot.n_samples_ = int(self.n_samples[r])
