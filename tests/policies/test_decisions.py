@@ -877,3 +877,76 @@ def test_reseed_gives_copies_their_own_draws():
     assert pickle.loads(pickle.dumps(policy)).reseed(1).rng_.random() == \
         pickle.loads(pickle.dumps(policy)).reseed(1).rng_.random()
 
+
+
+# -- the protocol's one home: PendingDecisions' rules, typed refusals, the host Protocol ----
+def test_pending_decisions_owns_retries_statuses_expiry_and_eviction():
+    from glmbandits.estimation.checkpoint import checkpoint
+    from glmbandits.policies.decisions import (DUPLICATE, LATE, REWARDED, DecisionConflict,
+                                               reward_status)
+
+    policy = UCBGLM(n_features=2, seed=0).configure_decisions(max_pending=2, reward_wait=5.0,
+                                                              default_reward=0.0)
+    store = policy.decisions_
+    X = np.eye(2)
+    first = policy.decide(X, "a", now=0.0)
+    assert store.lookup("a").decision is first and store.lookup("zz") is None
+    assert store.n_pending == 1 and store.overflow() == []
+    assert store.find_retry("a", X, None, None) is first            # a retry, counted
+    assert store.counts["retried"] == 1 and store.find_retry("new", X, None, None) is None
+    with pytest.raises(DecisionConflict) as other:                 # another request
+        store.find_retry("a", X + 0.5, None, None)
+    assert (other.value.decision_id, other.value.closed_as, other.value.field) == \
+        ("a", None, "decision_id") and isinstance(other.value, ValueError)
+    assert store.status_of_reward("a", 4.0) is None and store.status_of_reward("a", 6.0) == LATE
+    policy.decide(X, "b", now=1.0)
+    assert store.overflow() == ["a"]                               # full: "a" goes first
+    assert store.expiry_of("a")[1:] == ("default", 0.0)
+    assert store.has_expired(0.0) and not store.has_expired(-1.0)
+    assert policy.reward("b", 1.0, now=2.0) == "learned"
+    assert store.closed_as("b") == REWARDED and store.status_of_reward("b", 3.0) == DUPLICATE
+    with pytest.raises(DecisionConflict) as closed:
+        store.find_retry("b", X, None, None)
+    assert closed.value.closed_as == REWARDED
+    assert reward_status("default", 0.0, 1.0, None) == LATE
+    assert reward_status(None, 0.0, 1.0, None) is None
+    # every change made through the store's methods is undone with the policy's checkpoint
+    before = pickle.dumps(store)
+    record = checkpoint(policy)
+    store.close_expired("a", "default")
+    store.find_retry("zz", X, None, None)
+    record.restore()
+    assert pickle.dumps(store) == before
+
+
+def test_refusals_are_typed_and_name_their_field():
+    from glmbandits.policies.decisions import (DecisionConflict, FieldError, InvalidType,
+                                               InvalidValue)
+
+    policy = UCBGLM(n_features=2, seed=0)
+    X = np.eye(2)
+    policy.decide(X, "a", now=0.0)
+    cases = [  # a decision_id that mentions another field's name: the type names the field
+        (lambda: policy.decide(X, "x" * 300 + "contexts"), InvalidValue, "decision_id"),
+        (lambda: policy.decide(X, "n", excluded=[0, 1]), InvalidValue, "excluded"),
+        (lambda: policy.decide(X, "n", excluded=["contexts"]), InvalidType, "excluded"),
+        (lambda: policy.decide(X, "n", default_action=5), InvalidValue, "default_action"),
+        (lambda: policy.decide(np.ones((2, 3)), "n"), InvalidValue, "contexts"),
+        (lambda: policy.reward("a", 2.5), InvalidValue, "reward"),
+        (lambda: policy.expire(-1.0), InvalidValue, "older_than"),
+        (lambda: policy.decide(X + 0.1, "a"), DecisionConflict, "decision_id"),
+        (lambda: policy.reward("never", 1.0), UnknownDecisionError, "decision_id"),
+    ]
+    for call, kind, field in cases:
+        with pytest.raises(kind) as refused:
+            call()
+        assert refused.value.field == field, (kind, field, str(refused.value))
+        assert isinstance(refused.value, (FieldError, DecisionConflict, UnknownDecisionError))
+        assert pickle.loads(pickle.dumps(refused.value)).field == field
+
+
+@pytest.mark.parametrize("cls", POLICY_CLASSES, ids=IDS)
+def test_every_policy_is_a_decision_host(cls):
+    from glmbandits.policies.decision_api import DecisionHost
+
+    assert isinstance(_make(cls), DecisionHost)

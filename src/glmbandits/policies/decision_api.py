@@ -29,24 +29,50 @@ from __future__ import annotations
 
 import time
 import uuid
-from typing import Any, Callable, Sequence, TypeVar
+from typing import Any, Callable, Protocol, Sequence, TypeVar, runtime_checkable
 
 import numpy as np
 
 from .._validation import check_contexts, check_real, format_value
 from ..estimation.checkpoint import checkpoint
 from ..data.event_records import check_decision_id
-from .decisions import (DEFAULTED, DROPPED, DUPLICATE, HELD, LATE, LEARNED, Decision,
+from .decisions import (DEFAULTED, DROPPED, HELD, LATE, LEARNED, REWARDED, Decision,
                         EventSink, PendingDecision, PendingDecisions, UnknownDecisionError,
-                        _read_only, check_default_action, check_excluded, check_timestamp)
-from .fingerprints import digest_matches, request_digest
+                        _read_only, check_default_action, check_excluded, check_timestamp,
+                        field_error)
+from .fingerprints import request_digest
 from .scores import ActionScores
 
-__all__ = ["DecisionAPI", "REWARDED"]
+__all__ = ["DecisionAPI", "DecisionHost", "REWARDED"]
 
-#: How ``PendingDecisions.resolved`` marks a decision whose first reward was learned.
-REWARDED = "rewarded"
 _T = TypeVar("_T")
+
+
+@runtime_checkable
+class DecisionHost(Protocol):
+    """What :class:`DecisionAPI` needs from the class it is mixed into
+    (:class:`glmbandits.Policy` provides all of it)."""
+
+    decisions_: PendingDecisions
+    event_log: EventSink | None
+    n_features: int
+    n_updates_: int
+    rng_: np.random.Generator
+    last_probabilities_: np.ndarray
+    last_scores_: ActionScores
+
+    def _select_checked(self, contexts: np.ndarray, owner: str) -> int:
+        """Choose a row of checked contexts (sets ``last_probabilities_``, ``last_scores_``)."""
+
+    def _decision_tag(self) -> int | None:
+        """What the algorithm attaches to the decision just made (SupCB-GLM's stage)."""
+
+    def _check_reward(self, reward: Any, owner: str) -> float:
+        """A reward in the family's domain, as a float (else ValueError/TypeError)."""
+
+    def _learn_transaction(self, x: np.ndarray, reward: float, tag: int | None, owner: str,
+                           then: Callable[[], None] | None) -> None:
+        """Learn one sample as a transaction; ``then`` runs before it is kept."""
 
 
 class DecisionAPI:
@@ -61,6 +87,12 @@ class DecisionAPI:
         not part of the saved state. A decision is written before ``decide``
         returns it, a reward before ``reward`` returns; if writing fails the call
         raises and the policy is as it was before the call.
+
+    The host class must satisfy :class:`DecisionHost`. Refusals are typed: a bad
+    argument is a :class:`~glmbandits.policies.decisions.FieldError` naming it (a
+    ``ValueError`` or ``TypeError``), a reused id a
+    :class:`~glmbandits.policies.decisions.DecisionConflict`, an unknown one an
+    :class:`UnknownDecisionError`.
 
     Every call is a transaction: ``decide`` (with the expiries of a full store),
     ``reward`` (a late one closes its decision first), ``reward_batch`` (checked as
@@ -110,10 +142,14 @@ class DecisionAPI:
     def pending_decision(self, decision_id: str) -> Decision:
         """The pending :class:`Decision` with this id (:class:`UnknownDecisionError` if none)."""
         owner = f"{type(self).__name__}.pending_decision"
-        entry = self.decisions_.pending.get(check_decision_id(decision_id, owner))
+        try:
+            decision_id = check_decision_id(decision_id, owner)
+        except (TypeError, ValueError) as error:
+            raise field_error(error, "decision_id") from None
+        entry = self.decisions_.lookup(decision_id)
         if entry is None:
             raise UnknownDecisionError(f"{owner}: no pending decision has decision_id "
-                                       f"{decision_id!r}")
+                                       f"{decision_id!r}", decision_id)
         return entry.decision
 
     # -- decide -----------------------------------------------------------------
@@ -176,36 +212,36 @@ class DecisionAPI:
         1
         """
         owner = f"{type(self).__name__}.decide"
-        X = check_contexts(contexts, self.n_features, owner)
-        if decision_id is not None:
-            decision_id = check_decision_id(decision_id, owner)
-        candidates = check_excluded(excluded, X.shape[0], owner)
-        default_action = check_default_action(default_action, X.shape[0], candidates, owner)
-        now = time.time() if now is None else check_timestamp(now, owner)
+        field = "contexts"  # the argument being checked: a refusal names it (FieldError)
+        try:
+            X = check_contexts(contexts, self.n_features, owner)
+            field = "decision_id"
+            if decision_id is not None:
+                decision_id = check_decision_id(decision_id, owner)
+            field = "excluded"
+            candidates = check_excluded(excluded, X.shape[0], owner)
+            field = "default_action"
+            default_action = check_default_action(default_action, X.shape[0], candidates,
+                                                  owner)
+            field = "now"
+            now = time.time() if now is None else check_timestamp(now, owner)
+        except (TypeError, ValueError) as error:
+            raise field_error(error, field) from None
         store = self.decisions_
         digest = request_digest(X, candidates, default_action) if keep_pending else ""
         if decision_id is None:
             decision_id = str(uuid.uuid4())
         elif keep_pending:
-            entry = store.pending.get(decision_id)
-            if entry is not None:
-                if not digest_matches(entry.digest, X, candidates, digest, default_action):
-                    raise ValueError(
-                        f"{owner}: decision_id {decision_id!r} is pending for a request with "
-                        "other contexts or exclusions (or default_action); a retry must repeat "
-                        "the request exactly (use a new decision_id for a new request)")
-                store.count("retried")
-                return entry.decision
-            if decision_id in store.resolved:
-                raise ValueError(
-                    f"{owner}: decision_id {decision_id!r} was already closed "
-                    f"({store.resolved[decision_id]}); use a new decision_id")
+            repeated = store.find_retry(decision_id, X, candidates, default_action, digest,
+                                        owner)
+            if repeated is not None:
+                return repeated
         log = self.event_log
         # With an event log, or when the store is full (the oldest decisions expire, and
         # learn their default reward), the decision is a transaction: if writing it or
         # an expiry fails, the policy (what its _choose touched, the generator, last_*,
         # the store) is put back.
-        evicts = keep_pending and len(store.pending) >= store.max_pending
+        evicts = keep_pending and store.n_pending >= store.max_pending
         record = checkpoint(self) if log is not None or evicts else None
         rng_state = None if record is None else self.rng_.bit_generator.state
         try:
@@ -252,9 +288,9 @@ class DecisionAPI:
         store = self.decisions_
         # Only a decision that was made (and logged) makes room: the oldest pending
         # ones expire (as expire() would), so a refused decide evicts nothing.
-        while len(store.pending) >= store.max_pending:
-            self._close_decision(next(iter(store.pending)), now)
-        store.add(entry)
+        for decision_id in store.overflow():
+            self._close_decision(decision_id, now)
+        store.open(entry)
 
     def _atomically(self, run: Callable[[], _T]) -> _T:
         """``run()`` as one transaction: if it raises, the policy (its learned state, the
@@ -329,10 +365,17 @@ class DecisionAPI:
         ('learned', 1)
         """
         owner = f"{type(self).__name__}.register_decision"
-        decision_id = check_decision_id(decision_id, owner)
-        X = check_contexts(contexts, self.n_features, owner)
-        candidates = check_excluded(excluded, X.shape[0], owner)
-        now = check_timestamp(timestamp, owner)
+        field = "decision_id"
+        try:
+            decision_id = check_decision_id(decision_id, owner)
+            field = "contexts"
+            X = check_contexts(contexts, self.n_features, owner)
+            field = "excluded"
+            candidates = check_excluded(excluded, X.shape[0], owner)
+            field = "timestamp"
+            now = check_timestamp(timestamp, owner)
+        except (TypeError, ValueError) as error:
+            raise field_error(error, field) from None
         if isinstance(action, bool) or not isinstance(action, (int, np.integer)) or \
                 not 0 <= int(action) < X.shape[0]:
             raise ValueError(f"{owner}: action must be a row index in [0, {X.shape[0] - 1}], "
@@ -352,10 +395,7 @@ class DecisionAPI:
                                  f"propensity (the client chose), got propensity={propensity!r}")
             policy_action = int(policy_action)
         store = self.decisions_
-        if decision_id in store.pending or decision_id in store.resolved:
-            raise ValueError(f"{owner}: decision_id {decision_id!r} is already "
-                             f"{'pending' if decision_id in store.pending else 'closed'} in "
-                             "this policy; a log holds each decision once")
+        store.check_new(decision_id, owner)
         rows = np.arange(X.shape[0]) if candidates is None else candidates
         unknown = np.full(rows.shape[0], np.nan)
         scores = ActionScores(ucb=unknown, mean=unknown.copy(), width=unknown.copy(),
@@ -368,7 +408,7 @@ class DecisionAPI:
         default_action = None if policy_action is None else action
         entry = PendingDecision(decision, X[action].copy(), None if tag is None else int(tag),
                                 request_digest(X, candidates, default_action))
-        if len(store.pending) >= store.max_pending:  # expiries (logged, learned): atomic
+        if store.n_pending >= store.max_pending:  # expiries (logged, learned): atomic
             self._atomically(lambda: self._keep_pending(entry, now))
         else:
             self._keep_pending(entry, now)
@@ -419,10 +459,16 @@ class DecisionAPI:
             than the last ``max_resolved`` closed decisions.
         """
         owner = f"{type(self).__name__}.reward"
-        decision_id = check_decision_id(decision_id, owner)
-        reward = self._check_reward(reward, owner)
-        now = time.time() if now is None else check_timestamp(now, owner)
-        self._check_known(decision_id, owner)
+        field = "decision_id"
+        try:
+            decision_id = check_decision_id(decision_id, owner)
+            field = "reward"
+            reward = self._check_reward(reward, owner)
+            field = "now"
+            now = time.time() if now is None else check_timestamp(now, owner)
+        except (TypeError, ValueError) as error:
+            raise field_error(error, field) from None
+        self.decisions_.check_known(decision_id, owner)
         if self.decisions_.duplicate_rewards == "sum":
             self._check_sum(decision_id, reward, now, owner)
         return self._reward_checked(decision_id, reward, now, owner)
@@ -447,14 +493,20 @@ class DecisionAPI:
         owner = f"{type(self).__name__}.reward_batch"
         if isinstance(decision_ids, np.ndarray) and decision_ids.ndim == 1:
             decision_ids = decision_ids.tolist()  # e.g. a column of ids read with numpy/pandas
-        if isinstance(decision_ids, str) or not isinstance(decision_ids, Sequence):
-            raise TypeError(f"{owner}: decision_ids must be a sequence of str, got "
-                            f"{type(decision_ids).__name__}")
-        ids = [check_decision_id(value, owner) for value in decision_ids]
-        values = self._check_rewards(rewards, len(ids), owner)
-        now = time.time() if now is None else check_timestamp(now, owner)
+        field = "decision_ids"
+        try:
+            if isinstance(decision_ids, str) or not isinstance(decision_ids, Sequence):
+                raise TypeError(f"{owner}: decision_ids must be a sequence of str, got "
+                                f"{type(decision_ids).__name__}")
+            ids = [check_decision_id(value, owner) for value in decision_ids]
+            field = "rewards"
+            values = self._check_rewards(rewards, len(ids), owner)
+            field = "now"
+            now = time.time() if now is None else check_timestamp(now, owner)
+        except (TypeError, ValueError) as error:
+            raise field_error(error, field) from None
         for decision_id in ids:
-            self._check_known(decision_id, owner)
+            self.decisions_.check_known(decision_id, owner)
         if self.decisions_.duplicate_rewards == "sum":
             added: dict[str, float] = {}
             for decision_id, value in zip(ids, values):
@@ -491,11 +543,16 @@ class DecisionAPI:
             How many were closed with each outcome: ``dropped``, ``default``, ``learned``.
         """
         owner = f"{type(self).__name__}.expire"
-        older_than = check_real(older_than, owner, "older_than")
-        if not older_than >= 0.0:
-            raise ValueError(f"{owner}: older_than must be >= 0 seconds, got "
-                             f"{format_value(older_than)}")
-        now = time.time() if now is None else check_timestamp(now, owner)
+        field = "older_than"
+        try:
+            older_than = check_real(older_than, owner, "older_than")
+            if not older_than >= 0.0:
+                raise ValueError(f"{owner}: older_than must be >= 0 seconds, got "
+                                 f"{format_value(older_than)}")
+            field = "now"
+            now = time.time() if now is None else check_timestamp(now, owner)
+        except (TypeError, ValueError) as error:
+            raise field_error(error, field) from None
         outcomes = {DROPPED: 0, DEFAULTED: 0, LEARNED: 0}
         expired = list(self.decisions_.expired_before(now - older_than))
         if expired:
@@ -506,28 +563,17 @@ class DecisionAPI:
         return outcomes
 
     # -- internals ------------------------------------------------------------------
-    def _check_known(self, decision_id: str, owner: str) -> None:
-        store = self.decisions_
-        if decision_id not in store.pending and decision_id not in store.resolved:
-            raise UnknownDecisionError(
-                f"{owner}: decision_id {decision_id!r} is unknown: it was never decided by "
-                f"this policy, or was closed before the last {store.max_resolved} closed "
-                "decisions (max_resolved)")
-
     def _check_sum(self, decision_id: str, added: float, now: float, owner: str) -> None:
-        store = self.decisions_
-        entry = store.pending.get(decision_id)
-        if entry is None or (store.reward_wait is not None
-                             and now - entry.decision.timestamp > store.reward_wait):
+        total = self.decisions_.held_sum(decision_id, added, now)
+        if total is None:
             return  # a duplicate, or late: it will not be added to the sum
-        total = entry.reward_sum + added
         try:
             self._check_reward(total, owner)
         except ValueError:
-            raise ValueError(
+            raise field_error(ValueError(
                 f"{owner}: the rewards of decision {decision_id!r} would sum to "
                 f"{format_value(total)}, outside the family's reward domain "
-                "(duplicate_rewards='sum'); nothing was changed") from None
+                "(duplicate_rewards='sum'); nothing was changed"), "reward") from None
 
     def _check_rewards(self, rewards: Any, n: int, owner: str) -> list[float]:
         array = np.asarray(rewards)
@@ -539,10 +585,10 @@ class DecisionAPI:
                         owner: str) -> str:
         """Apply a checked reward for a known id (see :meth:`reward`)."""
         store = self.decisions_
-        entry = store.pending.get(decision_id)
+        entry = store.lookup(decision_id)
         if entry is None:
             return self._count_closed(decision_id, reward, now)
-        if store.reward_wait is not None and now - entry.decision.timestamp > store.reward_wait:
+        if store.status_of_reward(decision_id, now) == LATE:
             # late: the reward first closes its decision (as expire would), then is
             # counted as late; both or neither (their log writes can fail)
             def close_then_count() -> str:
@@ -554,19 +600,18 @@ class DecisionAPI:
             if log is not None:
                 log.record_reward(decision_id, now, reward, HELD)
             store.hold(entry, reward)
-            store.count(HELD)
             return HELD
         then = None if log is None else (
             lambda: log.record_reward(decision_id, now, reward, LEARNED))
         self._learn_transaction(entry.x, reward, entry.tag, owner, then)
-        store.close(decision_id, REWARDED)
-        store.count(LEARNED)
+        store.close_rewarded(decision_id)
         return LEARNED
 
     def _count_closed(self, decision_id: str, reward: float, now: float) -> str:
         """A reward for a closed decision: logged and counted as a duplicate or late."""
         store = self.decisions_
-        status = DUPLICATE if store.resolved[decision_id] == REWARDED else LATE
+        status = store.status_of_reward(decision_id, now)
+        assert status is not None  # a closed decision's reward is a duplicate or late
         log = self.event_log
         if log is not None:
             log.record_reward(decision_id, now, reward, status)
@@ -576,13 +621,7 @@ class DecisionAPI:
     def _close_decision(self, decision_id: str, now: float) -> str:
         """Close a pending decision by expiry; returns its outcome."""
         store = self.decisions_
-        entry = store.pending[decision_id]
-        if entry.n_rewards > 0:
-            outcome, value = LEARNED, entry.reward_sum
-        elif store.default_reward is not None:
-            outcome, value = DEFAULTED, store.default_reward
-        else:
-            outcome, value = DROPPED, None
+        entry, outcome, value = store.expiry_of(decision_id)
         log = self.event_log
         write = None if log is None else (
             lambda: log.record_expiry(decision_id, now, outcome, value))
@@ -591,6 +630,5 @@ class DecisionAPI:
                                     f"{type(self).__name__}.expire", write)
         elif write is not None:
             write()
-        store.close(decision_id, outcome)
-        store.count(f"expired_{outcome}")
+        store.close_expired(decision_id, outcome)
         return outcome

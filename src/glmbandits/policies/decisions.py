@@ -39,8 +39,14 @@ The options (:meth:`PendingDecisions.configure`, through
     reward is recognised as such; an id older than that is unknown. Within one
     ``reward_batch`` the ids known when it starts stay known until it ends.
 
-Why this module is long: the store's bookkeeping, its compact saved state and the
-journal that lets a policy's transaction undo it are one object's invariants (each
+This module is the one home of the decision protocol's rules: what a retry is
+(:meth:`PendingDecisions.find_retry`, :func:`match_retry`), what a reward is
+(:func:`reward_status`), how a decision expires and which are evicted; the policy's
+``decide``/``reward``/``expire`` and the service ask it, and its refusals are typed
+(:class:`DecisionConflict`, :class:`UnknownDecisionError`, :class:`FieldError`).
+
+Why this module is long: the store's bookkeeping, its rules, its compact saved state and
+the journal that lets a policy's transaction undo it are one object's invariants (each
 change method journals what the rollback undoes, in the pending and closed order).
 """
 
@@ -55,15 +61,19 @@ import numpy as np
 from .._validation import check_int, check_real, format_value
 from ..data.vocabulary import (DEFAULTED, DROPPED, DUPLICATE, EXPIRY_OUTCOMES, HELD, LATE,
                                LEARNED, MAX_ID_LENGTH, REWARD_STATUSES, check_decision_id)
+from .fingerprints import digest_matches
 from .scores import ActionScores
 
 __all__ = ["Decision", "PendingDecision", "PendingDecisions", "EventSink",
-           "UnknownDecisionError", "LEARNED", "HELD", "DUPLICATE", "LATE",
-           "DROPPED", "DEFAULTED", "REWARD_STATUSES", "EXPIRY_OUTCOMES",
-           "check_default_action"]
+           "UnknownDecisionError", "DecisionConflict", "FieldError", "InvalidValue",
+           "InvalidType", "field_error", "LEARNED", "HELD", "DUPLICATE", "LATE",
+           "DROPPED", "DEFAULTED", "REWARDED", "REWARD_STATUSES", "EXPIRY_OUTCOMES",
+           "check_default_action", "match_retry", "retry_default_action", "reward_status"]
 
 # What Policy.reward did with a reward (REWARD_STATUSES) and what closing a decision did
 # (EXPIRY_OUTCOMES) are the event vocabulary's (glmbandits.data.vocabulary), passed on here.
+#: How a decision closed by its first (learned) reward is remembered among the closed ones.
+REWARDED = "rewarded"
 
 _DUPLICATE_MODES = ("ignore", "sum")
 
@@ -72,10 +82,74 @@ class UnknownDecisionError(KeyError):
     """A reward named a decision id that was never decided (or was forgotten).
 
     A subclass of :class:`KeyError`; its message names the id and why it is unknown.
+    ``field`` is ``"decision_id"``, ``decision_id`` the id.
     """
+
+    field = "decision_id"
+
+    def __init__(self, message: str, decision_id: str | None = None) -> None:
+        super().__init__(message)
+        self.decision_id = decision_id
+
+    def __reduce__(self) -> tuple[Any, ...]:  # pickles with its id
+        return type(self), (str(self), self.decision_id)
 
     def __str__(self) -> str:  # KeyError would print the repr of the message
         return str(self.args[0]) if self.args else ""
+
+
+class DecisionConflict(ValueError):
+    """A decision id that cannot be used for this request (a :class:`ValueError`).
+
+    Either it is pending for another request (``closed_as`` None: a retry must repeat
+    its request exactly), or its decision is closed already (``closed_as`` says how:
+    ``"rewarded"`` or an expiry outcome). ``field`` is ``"decision_id"``.
+    """
+
+    field = "decision_id"
+
+    def __init__(self, message: str, decision_id: str, closed_as: str | None = None) -> None:
+        super().__init__(message)
+        self.decision_id = decision_id
+        self.closed_as = closed_as
+
+    def __reduce__(self) -> tuple[Any, ...]:  # pickles with its attributes
+        return type(self), (str(self), self.decision_id, self.closed_as)
+
+
+class FieldError(Exception):
+    """A refused value of one named argument of a request; ``field`` is its name.
+
+    Raised as :class:`InvalidValue` (a :class:`ValueError`) or :class:`InvalidType` (a
+    :class:`TypeError`), whose message is the check's own.
+    """
+
+    field: str = "body"
+
+    def __init__(self, message: str, field: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+    def __reduce__(self) -> tuple[Any, ...]:  # pickles with its field
+        return type(self), (str(self), self.field)
+
+
+class InvalidValue(FieldError, ValueError):
+    """A :class:`FieldError` that is a :class:`ValueError` (a wrong value)."""
+
+
+class InvalidType(FieldError, TypeError):
+    """A :class:`FieldError` that is a :class:`TypeError` (a wrong kind)."""
+
+
+def field_error(error: TypeError | ValueError, field: str) -> Exception:
+    """``error`` (a check's refusal) as the :class:`FieldError` of ``field``, same message
+    and kind (an error that is typed already, e.g. a :class:`DecisionConflict`, is
+    returned as it is)."""
+    if isinstance(error, (FieldError, DecisionConflict)):
+        return error
+    kind = InvalidType if isinstance(error, TypeError) else InvalidValue
+    return kind(str(error), field)
 
 
 @dataclass(frozen=True, eq=False)
@@ -167,9 +241,43 @@ class PendingDecision:
     digest: str              # fingerprint of (contexts, excluded): a retry must repeat them
     reward_sum: float = 0.0  # duplicate_rewards="sum": rewards held so far
     n_rewards: int = 0
-    #: its place in the pending order, set by :meth:`PendingDecisions.add` (not saved: a
+    #: its place in the pending order, set by :meth:`PendingDecisions.open` (not saved: a
     #: loaded store numbers its entries in their saved order); a rollback sorts by it
     order: int = field(default=0, compare=False, repr=False)
+
+
+def retry_default_action(decided_in_shadow: bool, requested: int | None) -> int | None:
+    """The ``default_action`` a retry is judged with: a retry is judged by the mode its
+    decision was made in (a restart may switch the mode), so the requested default
+    action counts for a shadow decision only."""
+    return requested if decided_in_shadow else None
+
+
+def match_retry(decision_id: str, stored_digest: str, X: np.ndarray,
+                candidates: np.ndarray | None, default_action: int | None,
+                digest: str | None = None, owner: str = "decide") -> None:
+    """Refuse (:class:`DecisionConflict`) a request that reuses ``decision_id`` of a
+    decision made for another request (``stored_digest``, see
+    :func:`~glmbandits.policies.fingerprints.request_digest`): a retry must repeat
+    contexts, exclusions and ``default_action`` exactly."""
+    if not digest_matches(stored_digest, X, candidates, digest, default_action):
+        raise DecisionConflict(
+            f"{owner}: decision_id {decision_id!r} is pending for a request with other "
+            "contexts or exclusions (or default_action); a retry must repeat the request "
+            "exactly (use a new decision_id for a new request)", decision_id)
+
+
+def reward_status(closed_as: str | None, decided_at: float, now: float,
+                  reward_wait: float | None) -> str | None:
+    """What a reward is, by when and to what it arrived: :data:`DUPLICATE` (its decision
+    was closed by a reward, ``closed_as`` :data:`REWARDED`), :data:`LATE` (closed by an
+    expiry, or ``reward_wait`` seconds have passed since the decision), or None: a new
+    reward, to be learned (or held, or accepted for a learner)."""
+    if closed_as is not None:
+        return DUPLICATE if closed_as == REWARDED else LATE
+    if reward_wait is not None and now - decided_at > reward_wait:
+        return LATE
+    return None
 
 
 class PendingDecisions:
@@ -180,7 +288,7 @@ class PendingDecisions:
     so a policy saved with pending decisions resumes them exactly.
 
     It takes part in the policy's transactions (:mod:`glmbandits.estimation.checkpoint`):
-    while a checkpoint of the policy is open, every change made through :meth:`add`,
+    while a checkpoint of the policy is open, every change made through :meth:`open`,
     :meth:`close`, :meth:`remember`, :meth:`hold` and :meth:`count` is journaled (O(1)
     each), and a restored checkpoint undoes them, the order of the pending and of the
     closed ids included. Outside a transaction nothing is journaled.
@@ -241,8 +349,107 @@ class PendingDecisions:
         return {name: getattr(self, name) for name in (
             "max_pending", "duplicate_rewards", "default_reward", "reward_wait", "max_resolved")}
 
+    # -- the protocol's questions (the policy's decide/reward/expire and the service ask) --
+    @property
+    def n_pending(self) -> int:
+        """How many decisions wait for a reward."""
+        return len(self.pending)
+
+    def lookup(self, decision_id: str) -> PendingDecision | None:
+        """The pending entry of ``decision_id`` (None if it is closed or was never decided)."""
+        return self.pending.get(decision_id)
+
+    def closed_as(self, decision_id: str) -> str | None:
+        """How a remembered closed decision closed (:data:`REWARDED` or an expiry outcome);
+        None if it is pending, forgotten or was never decided."""
+        return self.resolved.get(decision_id)
+
+    def find_retry(self, decision_id: str, X: np.ndarray, candidates: np.ndarray | None,
+                   default_action: int | None, digest: str | None = None,
+                   owner: str = "decide") -> Decision | None:
+        """The decision a ``decide`` with this id repeats (a retry: counted, nothing else
+        changes), or None for a new id.
+
+        Raises :class:`DecisionConflict` if the id is pending for another request
+        (:func:`match_retry`) or its decision is closed already.
+        """
+        entry = self.pending.get(decision_id)
+        if entry is not None:
+            match_retry(decision_id, entry.digest, X, candidates, default_action, digest, owner)
+            self.count("retried")
+            return entry.decision
+        closed = self.resolved.get(decision_id)
+        if closed is not None:
+            raise DecisionConflict(f"{owner}: decision_id {decision_id!r} was already closed "
+                                   f"({closed}); use a new decision_id", decision_id, closed)
+        return None
+
+    def check_new(self, decision_id: str, owner: str) -> None:
+        """Refuse (:class:`DecisionConflict`) to register an id that is pending or closed."""
+        closed = self.resolved.get(decision_id)
+        if decision_id in self.pending or closed is not None:
+            raise DecisionConflict(
+                f"{owner}: decision_id {decision_id!r} is already "
+                f"{'pending' if closed is None else 'closed'} in this policy; a log holds "
+                "each decision once", decision_id, closed)
+
+    def check_known(self, decision_id: str, owner: str) -> None:
+        """Refuse (:class:`UnknownDecisionError`) an id that is neither pending nor a
+        remembered closed one."""
+        if decision_id not in self.pending and decision_id not in self.resolved:
+            raise UnknownDecisionError(
+                f"{owner}: decision_id {decision_id!r} is unknown: it was never decided by "
+                f"this policy, or was closed before the last {self.max_resolved} closed "
+                "decisions (max_resolved)", decision_id)
+
+    def status_of_reward(self, decision_id: str, now: float) -> str | None:
+        """What a reward for a known id arriving at ``now`` is (:func:`reward_status`):
+        :data:`DUPLICATE`, :data:`LATE` (a pending decision whose window has passed is
+        closed first, as an expiry), or None: learned (or, "sum", held)."""
+        entry = self.pending.get(decision_id)
+        if entry is None:
+            return reward_status(self.resolved[decision_id], 0.0, now, None)
+        return reward_status(None, entry.decision.timestamp, now, self.reward_wait)
+
+    def held_sum(self, decision_id: str, added: float, now: float) -> float | None:
+        """``duplicate_rewards="sum"``: the decision's held sum once ``added`` is held; None
+        when the reward would not be held (a duplicate, or late)."""
+        if self.status_of_reward(decision_id, now) is not None:
+            return None
+        return self.pending[decision_id].reward_sum + added
+
+    def overflow(self) -> list[str]:
+        """The oldest pending ids that must close (expire) before one more decision is
+        kept under ``max_pending`` (eviction), oldest first; usually none."""
+        n = len(self.pending) - self.max_pending + 1
+        if n <= 0:
+            return []
+        ids = iter(self.pending)
+        return [next(ids) for _ in range(n)]
+
+    def expiry_of(self, decision_id: str) -> tuple[PendingDecision, str, float | None]:
+        """How closing a pending decision without a (learned) reward goes: its entry, the
+        outcome (:data:`LEARNED` its held sum, :data:`DEFAULTED` the default reward, or
+        :data:`DROPPED`) and the reward that is learned (None: nothing)."""
+        entry = self.pending[decision_id]
+        if entry.n_rewards > 0:
+            return entry, LEARNED, entry.reward_sum
+        if self.default_reward is not None:
+            return entry, DEFAULTED, self.default_reward
+        return entry, DROPPED, None
+
+    def expired_before(self, cutoff: float) -> Iterator[str]:
+        """Ids of pending decisions made at or before ``cutoff``, oldest first."""
+        for decision_id, entry in list(self.pending.items()):
+            if entry.decision.timestamp <= cutoff:
+                yield decision_id
+
+    def has_expired(self, cutoff: float) -> bool:
+        """Whether a pending decision was made at or before ``cutoff`` (a sweep is due)."""
+        return any(entry.decision.timestamp <= cutoff for entry in self.pending.values())
+
     # -- bookkeeping (every change goes through these, journaled in a transaction) -----
-    def add(self, entry: PendingDecision) -> None:
+    def open(self, entry: PendingDecision) -> None:
         """Keep a new pending decision (last in the pending order) and count it as decided."""
         decision_id = entry.decision.decision_id
         entry.order = self._next_order
@@ -259,15 +466,27 @@ class PendingDecisions:
             self._undo.append((_POPPED, decision_id, entry))
         self.remember(decision_id, outcome)
 
+    def close_rewarded(self, decision_id: str) -> None:
+        """Close a pending decision whose reward was learned, and count it as learned."""
+        self.close(decision_id, REWARDED)
+        self.count(LEARNED)
+
+    def close_expired(self, decision_id: str, outcome: str) -> None:
+        """Close a pending decision by expiry (:meth:`expiry_of`'s outcome), and count it."""
+        self.close(decision_id, outcome)
+        self.count(f"expired_{outcome}")
+
     def hold(self, entry: PendingDecision, reward: float) -> None:
-        """``duplicate_rewards="sum"``: add a reward to a pending decision's held sum."""
+        """``duplicate_rewards="sum"``: add a reward to a pending decision's held sum (and
+        count it as held)."""
         if self._undo is not None:
             self._undo.append((_HELD, entry, entry.reward_sum, entry.n_rewards))
         entry.reward_sum += reward
         entry.n_rewards += 1
+        self.count(HELD)
 
     def count(self, name: str) -> None:
-        """Add one to ``counts[name]``."""
+        """Add one to ``counts[name]`` (e.g. a reward counted as a duplicate or late)."""
         self.counts[name] += 1
         if self._undo is not None:
             self._undo.append((_COUNTED, name))
@@ -339,12 +558,6 @@ class PendingDecisions:
             closed = [*reversed(front.items()), *resolved.items()]
             resolved.clear()
             resolved.update(closed)
-
-    def expired_before(self, cutoff: float) -> Iterator[str]:
-        """Ids of pending decisions made at or before ``cutoff``, oldest first."""
-        for decision_id, entry in list(self.pending.items()):
-            if entry.decision.timestamp <= cutoff:
-                yield decision_id
 
     def statistics(self) -> dict[str, int]:
         """Counts of what happened to decisions and rewards, plus the number pending."""

@@ -39,11 +39,12 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..policies.decisions import check_excluded
+from ..policies.decisions import (DROPPED, REWARDED, DecisionConflict, check_excluded,
+                                  match_retry, retry_default_action, reward_status)
 from ..policies.fingerprints import request_digest
 from .config import ServiceConfig
 from .core import DecisionService
-from .errors import Conflict, Invalid, NotFound, decision_answer, field_of
+from .errors import Invalid, NotFound, conflict, decision_answer, refused
 from .events import Event
 from .postgres_store import CHANNEL, ModelVersion, PostgresStore
 from .snapshot import decode_snapshot
@@ -184,7 +185,7 @@ class ApiService(DecisionService):
                                               default_action=default, now=now,
                                               keep_pending=False)
             except (TypeError, ValueError) as error:
-                raise Invalid(str(error), field_of(str(error))) from None
+                raise refused(error) from None
             return decision_answer(decision.decision_id, decision.action,
                                    decision.probabilities, decision.propensity,
                                    decision.model_version, decision.policy_action)
@@ -198,19 +199,19 @@ class ApiService(DecisionService):
                                         "decide")
         except (TypeError, ValueError) as error:
             raise Invalid(str(error), "excluded") from None
-        # a retry is judged by the mode its decision was made in (the mode may have switched)
+        # the retry rule of a pending decision (decisions.match_retry), over the logged one
         shadow = logged.policy_action is not None
-        requested = default_action if shadow else None
+        requested = retry_default_action(shadow, default_action)
         logged_rows = None if logged.excluded is None else list(logged.excluded)
-        same = (logged.contexts is not None and logged.contexts.shape == X.shape
-                and request_digest(X, candidates, requested) == request_digest(
-                    logged.contexts, check_excluded(logged_rows, X.shape[0], "decide"),
-                    logged.action if shadow else None))
-        if not same:
-            raise Conflict(f"decision_id {logged.decision_id!r} was logged for another request "
-                           "(other contexts, excluded or default_action); a retry must repeat "
-                           "the request exactly, a new request needs a new decision_id",
-                           "decision_id")
+        if logged.contexts is None or logged.contexts.shape != X.shape:
+            raise conflict(logged.decision_id, None, logged=True)
+        stored = request_digest(logged.contexts, check_excluded(logged_rows, X.shape[0],
+                                                                "decide"),
+                                logged.action if shadow else None)
+        try:
+            match_retry(logged.decision_id, stored, X, candidates, requested)
+        except DecisionConflict:
+            raise conflict(logged.decision_id, None, logged=True) from None
         self._append(Event("retry", logged.decision_id, self.clock(), contexts=X.copy(),
                            excluded=rows, action=requested,
                            policy_action=logged.policy_action))
@@ -236,16 +237,19 @@ class ApiService(DecisionService):
         return operation
 
     def _reward_status(self, logged: Event, now: float) -> str:
+        """The policy's rule (:func:`~glmbandits.policies.decisions.reward_status`) over the
+        log: closed by a reward (``duplicate_rewards = "ignore"``), or by a sweep."""
         options = self.config.decisions
         wait = options.reward_wait
-        if wait is not None and (now - logged.timestamp > wait
-                                 or self.store.swept_after(logged.seq, logged.timestamp)):
-            return "late"
+        closed_as = None
         if options.duplicate_rewards == "ignore" and (
                 any(event.kind == "reward" and event.decision_id == logged.decision_id
                     for event in self._staged) or self.store.has_reward(logged.decision_id)):
-            return "duplicate"
-        return ACCEPTED
+            closed_as = REWARDED
+        elif wait is not None and self.store.swept_after(logged.seq, logged.timestamp):
+            closed_as = DROPPED  # closed by an expiry (what it learned is the learner's)
+        status = reward_status(closed_as, logged.timestamp, now, wait)
+        return ACCEPTED if status is None else status
 
     def model_info_operation(self) -> Callable[[], dict[str, Any]]:
         def operation() -> dict[str, Any]:

@@ -41,11 +41,10 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..policies.decisions import UnknownDecisionError, check_excluded
-from ..policies.fingerprints import digest_matches
+from ..policies.decisions import retry_default_action
 from .config import ServiceConfig
 from .errors import (Conflict, Invalid, NotFound, ServiceError, StoreMismatchError,
-                     Unavailable, decision_answer, field_of)
+                     Unavailable, decision_answer, refused)
 from .events import Event, LogSink, total_keys
 from .replay import check_restored, policy_from_snapshot, replay_events
 from .snapshot import encode_snapshot
@@ -244,33 +243,18 @@ class DecisionService:
 
         def operation() -> dict[str, Any]:
             policy = self.policy
-            store = policy.decisions_
-            retry, default = False, shown
-            if decision_id is not None:
-                entry = store.pending.get(decision_id)
-                if entry is not None:  # judged by the mode it was decided in (a restart
-                    default = requested if entry.decision.shadow else None  # may switch)
-                    try:
-                        candidates = check_excluded(None if rows is None else list(rows),
-                                                    X.shape[0], "decide")
-                    except (TypeError, ValueError) as error:
-                        raise Invalid(str(error), "excluded") from None
-                    if not digest_matches(entry.digest, X, candidates, default_action=default):
-                        raise Conflict(f"decision_id {decision_id!r} is pending for another "
-                                       "request (other contexts, excluded or default_action); "
-                                       "a retry must repeat the request exactly", "decision_id")
-                    retry = True
-                elif decision_id in store.resolved:
-                    raise Conflict(f"decision_id {decision_id!r} was already closed "
-                                   f"({store.resolved[decision_id]}); use a new decision_id",
-                                   "decision_id")
+            entry = None if decision_id is None else policy.decisions_.lookup(decision_id)
+            # a retry is judged by the mode it was decided in (a restart may switch)
+            default = shown if entry is None else retry_default_action(
+                entry.decision.shadow, requested)
             now = self.clock()
             self._sink.excluded = rows
-            try:
+            try:  # the policy's decisions_ judges a retry (find_retry); refusals are typed
                 decision = policy.decide(X, decision_id, None if rows is None else list(rows),
                                          default_action=default, now=now)
             except (TypeError, ValueError) as error:
-                raise Invalid(str(error), field_of(str(error))) from None
+                raise refused(error) from None
+            retry = entry is not None
             if retry:  # a shadow retry keeps its default action, which replay repeats
                 self._append(Event("retry", decision.decision_id, now, contexts=X.copy(),
                                    excluded=rows, action=default,
@@ -296,13 +280,8 @@ class DecisionService:
         def operation() -> dict[str, Any]:
             try:
                 status = self.policy.reward(decision_id, reward, now=self.clock())
-            except UnknownDecisionError as error:
-                raise NotFound(f"no decision has decision_id {decision_id!r}: it was never "
-                               "decided by this service, or closed longer ago than the "
-                               f"last max_resolved closed decisions ({error})",
-                               "decision_id") from None
-            except (TypeError, ValueError) as error:
-                raise Invalid(str(error), "reward") from None
+            except (KeyError, TypeError, ValueError) as error:
+                raise refused(error) from None
             return {"decision_id": decision_id, "status": status,
                     "model_version": self.policy.model_version}
 
@@ -314,7 +293,7 @@ class DecisionService:
             policy = self.policy
             with self._lock:
                 totals = dict(self._totals)
-            counts = {**totals, "pending": len(policy.decisions_.pending), "expired": sum(
+            counts = {**totals, "pending": policy.decisions_.n_pending, "expired": sum(
                 n for name, n in totals.items() if name.startswith("expiries_"))}
             return {"policy": self.config.policy.name, "class": type(policy).__name__,
                     "mode": self.config.decisions.mode,
@@ -323,7 +302,7 @@ class DecisionService:
                     "n_features": self.config.policy.n_features,
                     "max_actions": self.config.decisions.max_actions,
                     "model_version": int(policy.model_version),
-                    "pending": len(policy.decisions_.pending),
+                    "pending": policy.decisions_.n_pending,
                     "decisions": totals.get("decisions", 0),
                     "rewards": totals.get("rewards", 0),
                     "counts": counts,
@@ -346,7 +325,7 @@ class DecisionService:
 
     def pending_count(self) -> int:
         """How many decisions wait for a reward (read without the worker; approximate)."""
-        return len(self.policy.decisions_.pending)
+        return self.policy.decisions_.n_pending
 
     # -- the worker ---------------------------------------------------------------------
     def _append(self, event: Event) -> None:
@@ -378,7 +357,7 @@ class DecisionService:
     def _sweep_operation(self, older_than: float) -> Callable[[], Any]:
         def operation() -> Any:
             now = self.clock()
-            if next(iter(self.policy.decisions_.expired_before(now - older_than)), None) is None:
+            if not self.policy.decisions_.has_expired(now - older_than):
                 return None
             self._append(Event("expire", None, now, older_than=older_than))
             return self.policy.expire(older_than, now=now)

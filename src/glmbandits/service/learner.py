@@ -185,7 +185,7 @@ class Learner:
         self._last_sweep = time.monotonic()
         now = self.clock()
         cutoff = now - options.reward_wait
-        if next(iter(self.policy.decisions_.expired_before(cutoff)), None) is None:
+        if not self.policy.decisions_.has_expired(cutoff):
             return False
         self.store.append(Event("expire", None, now, older_than=options.reward_wait))
         self.store.commit()
