@@ -8,9 +8,11 @@ that grimp builds from the source (imports inside functions included).
 
 from __future__ import annotations
 
+import ast
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import grimp
@@ -101,6 +103,52 @@ def _import_cycles(graph: grimp.ImportGraph) -> list[list[str]]:
                 if len(component) > 1:
                     cycles.append(sorted(component))
     return cycles
+
+
+def _layer_of(module: str, layers: list[list[str]]) -> int | None:
+    """The layer index (0 = top) of a ``glmbandits`` module; None outside the contract."""
+    parts = module.split(".")
+    if parts[0] != "glmbandits":
+        return None
+    if len(parts) == 1:
+        return -1  # the package's face stands above every layer
+    for index, layer in enumerate(layers):
+        if parts[1] in layer:
+            return index
+    return None
+
+
+def _literal_dynamic_imports(path: Path) -> list[str]:
+    """The literal module names a file passes to ``importlib.import_module``."""
+    names = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if (isinstance(node, ast.Call) and isinstance(node.func, (ast.Attribute, ast.Name))
+                and getattr(node.func, "attr", getattr(node.func, "id", None)) == "import_module"
+                and node.args and isinstance(node.args[0], ast.Constant)
+                and isinstance(node.args[0].value, str)):
+            names.append(node.args[0].value)
+    return names
+
+
+def test_no_import_by_name_runs_up_the_layers() -> None:
+    """import-linter reads import statements only: an ``import_module("glmbandits.x")`` is an
+    arrow too, and must point downwards (persistence once resolved ``glmbandits.policies.base``
+    and ``glmbandits`` that way, a circle the contract did not see)."""
+    contract = tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))["tool"]["importlinter"]
+    layers = [[name.strip() for name in row.split(":")]
+              for row in contract["contracts"][0]["layers"]]
+    upwards = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        relative = path.relative_to(PACKAGE.parent).with_suffix("")
+        importer = ".".join(part for part in relative.parts if part != "__init__")
+        own = _layer_of(importer, layers)
+        if own is None or own < 0:
+            continue
+        for name in _literal_dynamic_imports(path):
+            target = _layer_of(name, layers)
+            if target is not None and target < own:
+                upwards.append(f"{importer} -> {name}")
+    assert upwards == []
 
 
 def test_no_import_circles() -> None:

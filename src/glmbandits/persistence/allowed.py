@@ -1,14 +1,18 @@
 """Which classes a model file may hold: an explicit allow-list plus user opt-ins.
 
-A class is stored and restored by its module and qualified name. On load, a
-name is looked up *before* anything is imported: only the names listed in
-:data:`ALLOWED_CLASSES`, the ``Policy`` subclasses exported in
-``glmbandits.__all__`` (concrete ones) and the classes a user has passed to
-:func:`register_class` are ever resolved, so a file can never name
+A class is stored and restored by its module and qualified name. On load, only
+the names listed in :data:`ALLOWED_CLASSES`, the concrete classes glmbandits
+declared where it defines them (:func:`allow_library_class`: every ``Policy``
+subclass of the library, from ``Policy.__init_subclass__``) and the classes a
+user has passed to :func:`register_class` are ever resolved. A name outside
+glmbandits is refused before anything is imported, so a file can never name
 ``os.system`` or ``builtins.eval`` into existence.
 
-This module imports no other glmbandits layer: glmbandits classes are resolved
-by name with :mod:`importlib` (``glmbandits.policies`` lives in a higher layer).
+This module imports no other glmbandits layer. The layers above it fill its
+registries when they define their classes; a name this process has not met yet
+is looked up after importing the glmbandits *package* it names (``glmbandits.x``
+for ``glmbandits.x.y``, a package face only, never a module that runs anything),
+whose classes then declare themselves.
 
 Examples
 --------
@@ -21,31 +25,19 @@ True
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import inspect
-import sys
 from typing import Any
 
 __all__ = ["ALLOWED_CLASSES", "register_class", "registered_classes", "resolve_class",
-           "is_allowed_class", "is_allowed_name", "qualified_name"]
+           "is_allowed_class", "is_allowed_name", "qualified_name", "allow_library_class",
+           "declare_model_root", "model_roots"]
 
-#: The glmbandits classes (besides the exported policies) that a policy's state holds.
-#: ``tests/persistence/test_allowed.py`` walks the state of every policy in several
-#: configurations and checks that every class it meets is allowed.
+#: The glmbandits classes that a policy's state holds (the policies themselves declare
+#: themselves: :func:`allow_library_class`). ``tests/persistence/test_allowed.py`` walks
+#: the state of every policy in several configurations and checks that every class it
+#: meets is allowed.
 ALLOWED_CLASSES: frozenset[str] = frozenset({
-    # policies (also allowed through glmbandits.__all__; listed so the list is complete)
-    "glmbandits.policies.ecolog.ECOLog",
-    "glmbandits.policies.epsilon_greedy.EpsilonGreedy",
-    "glmbandits.policies.glm_tsl.GLMTSL",
-    "glmbandits.policies.glm_ucb.GLMUCB",
-    "glmbandits.policies.gloc.GLOC",
-    "glmbandits.policies.laplace_ts.LaplaceTS",
-    "glmbandits.policies.linucb.LinUCB",
-    "glmbandits.policies.ofuglb.OFUGLB",
-    "glmbandits.policies.random_policy.RandomPolicy",
-    "glmbandits.policies.rs_glincb.RSGLinCB",
-    "glmbandits.policies.supcb_glm.SupCBGLM",
-    "glmbandits.policies.ucb_glm.UCBGLM",
-    # what policies hold
     "glmbandits.policies.scores.ActionScores",
     "glmbandits.policies.decisions.PendingDecisions",
     "glmbandits.policies.ofuglb.RidgePotential",
@@ -64,6 +56,10 @@ ALLOWED_CLASSES: frozenset[str] = frozenset({
 
 #: Classes users opted in with :func:`register_class`, by qualified name.
 _REGISTERED: dict[str, type] = {}
+#: glmbandits' own classes, declared where they are defined (:func:`allow_library_class`).
+_LIBRARY: dict[str, type] = {}
+#: The classes a model file's top object derives from (:func:`declare_model_root`).
+_ROOTS: list[type] = []
 
 
 def qualified_name(cls: type) -> str:
@@ -117,20 +113,55 @@ def _is_glmbandits_module(module: str) -> bool:
     return module == "glmbandits" or module.startswith("glmbandits.")
 
 
-def _exported_policy(name: str) -> type | None:
-    """The ``Policy`` subclass exported in ``glmbandits.__all__`` under this qualified name."""
-    package = sys.modules.get("glmbandits") or importlib.import_module("glmbandits")
-    policy_base = importlib.import_module("glmbandits.policies.base").Policy
-    for export in getattr(package, "__all__", ()):
-        obj = getattr(package, export, None)
-        if (inspect.isclass(obj) and issubclass(obj, policy_base) and not inspect.isabstract(obj)
-                and qualified_name(obj) == name):
-            return obj
-    return None
+def allow_library_class(cls: type) -> type:
+    """Allow a glmbandits class in model files, from where it is defined.
+
+    ``Policy.__init_subclass__`` calls it for every policy class of the library, so
+    a new policy needs no entry here. An abstract class is declared too but never
+    resolved (checked at lookup, when its abstract methods are known).
+
+    Raises
+    ------
+    ValueError
+        ``cls`` is not defined in a glmbandits module (a user's class goes through
+        :func:`register_class`).
+    """
+    if not _is_glmbandits_module(getattr(cls, "__module__", "")):
+        raise ValueError(f"allow_library_class: cls must be defined in glmbandits, got "
+                         f"{cls.__module__}.{cls.__qualname__} (use register_class)")
+    _LIBRARY[qualified_name(cls)] = cls
+    return cls
+
+
+def declare_model_root(cls: type) -> type:
+    """Declare the base class every model file's top object derives from (``Policy``)."""
+    if cls not in _ROOTS:
+        _ROOTS.append(cls)
+    return cls
+
+
+def model_roots() -> tuple[type, ...]:
+    """The classes declared with :func:`declare_model_root` (empty before any is defined)."""
+    return tuple(_ROOTS)
+
+
+def _library_class(module: str, name: str) -> type | None:
+    """The concrete library class declared under ``name``, importing its package face first."""
+    if name not in _LIBRARY:
+        package = ".".join(module.split(".")[:2])
+        try:
+            spec = importlib.util.find_spec(package)
+            if spec is not None and spec.submodule_search_locations is not None:
+                importlib.import_module(package)  # its classes declare themselves
+        except ImportError:  # a package of an optional extra that is not installed
+            return None
+    cls = _LIBRARY.get(name)
+    return None if cls is None or inspect.isabstract(cls) else cls
 
 
 def is_allowed_name(module: str, qualname: str) -> bool:
-    """Whether ``module.qualname`` may be resolved (checked before any import)."""
+    """Whether ``module.qualname`` may be resolved (a name outside glmbandits is refused
+    before any import)."""
     if not isinstance(module, str) or not isinstance(qualname, str):
         return False
     name = f"{module}.{qualname}"
@@ -138,7 +169,7 @@ def is_allowed_name(module: str, qualname: str) -> bool:
         return True
     if not _is_glmbandits_module(module):
         return False
-    return name in ALLOWED_CLASSES or _exported_policy(name) is not None
+    return name in ALLOWED_CLASSES or _library_class(module, name) is not None
 
 
 def resolve_class(module: str, qualname: str) -> type:
@@ -155,6 +186,8 @@ def resolve_class(module: str, qualname: str) -> type:
     name = f"{module}.{qualname}"
     if name in _REGISTERED:
         return _REGISTERED[name]
+    if name in _LIBRARY:
+        return _LIBRARY[name]
     obj: Any = importlib.import_module(module)
     for part in qualname.split("."):
         obj = getattr(obj, part, None)

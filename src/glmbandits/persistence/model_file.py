@@ -33,13 +33,12 @@ True
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import os
 from pathlib import Path
 from typing import Any
 
-from .allowed import qualified_name, resolve_class
+from .allowed import model_roots, qualified_name, resolve_class
 from .archive import build_manifest, load_arrays, npz_bytes, pack, unpack, write_atomic
 from .checks import check_policy
 from .codec import decode, dumps_json, encode, loads_json, to_json_value
@@ -49,9 +48,9 @@ from .limits import refuse as _refuse
 __all__ = ["save", "load", "policy_params"]
 
 
-def _policy_base() -> type:
-    """``glmbandits.policies.base.Policy``, resolved by name (a higher layer)."""
-    return importlib.import_module("glmbandits.policies.base").Policy
+def _policy_base() -> tuple[type, ...]:
+    """``glmbandits.policies.base.Policy``, as it declared itself (a higher layer)."""
+    return model_roots()
 
 
 def policy_params(policy: Any) -> dict[str, Any]:

@@ -40,6 +40,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import persistence
+from ..persistence.allowed import allow_library_class, declare_model_root
 from .._validation import (MAX_MAGNITUDE, SeedLike, as_generator, check_contexts, check_int,
                            check_real, check_vector, format_value)
 from ..estimation import check_rewards
@@ -116,6 +117,16 @@ class Policy(DecisionAPI, ABC):
     propensities are what off-policy evaluation needs; the ε-uniform mixture is
     the "ε-greedy exploration" of Langford & Zhang (2007), NeurIPS.
     """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A policy class of the library is allowed in model files where it is defined.
+
+        A user's subclass is not: it goes through
+        :func:`glmbandits.persistence.register_class`, as before.
+        """
+        super().__init_subclass__(**kwargs)
+        if cls.__module__.startswith("glmbandits."):
+            allow_library_class(cls)
 
     def __init__(self, n_features: int, family: Any = None, seed: SeedLike = None,
                  exploration_floor: float = 0.0) -> None:
@@ -407,6 +418,9 @@ class Policy(DecisionAPI, ABC):
         See :func:`glmbandits.persistence.load` (``max_bytes``: its size bound).
         """
         return persistence.load(path, expected_class=cls, max_bytes=max_bytes)
+
+
+declare_model_root(Policy)  # what a model file's top object must be
 
 
 def _legacy_distribution(propensity: float, action: int, K: int) -> np.ndarray:
