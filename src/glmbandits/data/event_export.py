@@ -1,8 +1,8 @@
 """Reading an event log for evaluation: the decision–reward join and the Parquet export.
 
-:class:`JoinedDecisions` applies the joining rules (which reward of a decision
-counts) once, for :meth:`glmbandits.data.LoggedBanditData.from_event_log` and for
-:func:`export_parquet`. pyarrow is imported inside the Parquet functions only
+:class:`JoinedDecisions` is a whole log joined by the one join
+(:mod:`.event_join`: which reward of a decision counts), for
+:meth:`glmbandits.data.LoggedBanditData.from_event_log` and for :func:`export_parquet`. pyarrow is imported inside the Parquet functions only
 (the ``data`` extra).
 """
 
@@ -16,8 +16,9 @@ from typing import Any, Iterator
 
 import numpy as np
 
+from .event_join import REWARD_SOURCES, DecisionRewardJoin
 from .event_log import EventLog
-from .event_records import SCHEMA_VERSION, DecisionEvent, Event, RewardEvent
+from .event_records import SCHEMA_VERSION, Event
 
 __all__ = ["JoinedDecisions", "export_parquet", "write_joined_parquet", "read_parquet_columns"]
 
@@ -27,16 +28,10 @@ __all__ = ["JoinedDecisions", "export_parquet", "write_joined_parquet", "read_pa
 class JoinedDecisions:
     """Every logged decision, in sequence order, with the reward the policy learned from it.
 
-    Joining rules (per decision, by id; a reward joins the latest decision with
-    its id logged before it):
-
-    * a reward with status ``"learned"``: that reward (``reward_source = "learned"``);
-    * an expiry with outcome ``"learned"`` (``duplicate_rewards="sum"``): the
-      summed reward it learned (``"sum"``);
-    * an expiry with outcome ``"default"``: the default reward (``"default"``),
-      kept only when ``include_defaults``;
-    * ``"duplicate"``, ``"late"`` and ``"held"`` rewards are never used directly;
-    * a dropped decision, or one still pending, has no reward (NaN, source None).
+    Joined by :class:`~glmbandits.data.event_join.DecisionRewardJoin` (the joining
+    rules: a ``"learned"`` reward, the ``"sum"`` or the ``"default"`` reward of an
+    expiry; a default is kept only when ``include_defaults``); a dropped decision,
+    or one still pending, has no reward (NaN, source None).
 
     Attributes
     ----------
@@ -74,49 +69,18 @@ class JoinedDecisions:
         if not isinstance(include_defaults, bool):
             raise TypeError(f"JoinedDecisions: include_defaults must be a bool, got "
                             f"{type(include_defaults).__name__}")
-        decisions: list[DecisionEvent] = []
-        latest: dict[str, int] = {}
-        rewards: list[float] = []
-        sources: list[str | None] = []
-        closed: list[bool] = []
+        join = DecisionRewardJoin().extend(events)
+        rows = join.rows()
+        decisions = [row.decision for row in rows]
         counts = dict.fromkeys(("decisions", "learned", "sum", "default", "dropped", "pending",
                                 "duplicate_rewards", "late_rewards", "orphan_rewards",
                                 "with_reward", "shadow"), 0)
-        for event in events:
-            if isinstance(event, DecisionEvent):
-                latest[event.decision_id] = len(decisions)
-                decisions.append(event)
-                rewards.append(math.nan)
-                sources.append(None)
-                closed.append(False)
-                continue
-            index = latest.get(event.decision_id)
-            if isinstance(event, RewardEvent) and event.status in ("duplicate", "late"):
-                counts[f"{event.status}_rewards"] += 1
-                continue
-            if index is None:
-                counts["orphan_rewards"] += 1
-                continue
-            if closed[index]:  # a second closing of one decision: not written by a policy
-                counts["orphan_rewards"] += 1
-                continue
-            if isinstance(event, RewardEvent):
-                if event.status == "learned":
-                    rewards[index], sources[index], closed[index] = event.reward, "learned", True
-                continue  # "held": the sum arrives with the expiry
-            closed[index] = True
-            if event.outcome == "learned":
-                rewards[index], sources[index] = float(event.reward), "sum"  # type: ignore[arg-type]
-            elif event.outcome == "default":
-                rewards[index], sources[index] = float(event.reward), "default"  # type: ignore[arg-type]
-            else:
-                sources[index] = "dropped"
-        for source_name, is_closed in zip(sources, closed):
-            if not is_closed:
-                counts["pending"] += 1
-            else:
-                counts[source_name] += 1  # type: ignore[index]
-        counts["decisions"] = len(decisions)
+        counts.update(join.counts)
+        for row in rows:
+            counts["pending" if row.source is None else row.source] += 1
+        counts["decisions"] = len(rows)
+        sources = [row.source for row in rows]
+        rewards = [row.reward for row in rows]
         if not include_defaults:
             sources = [None if s == "default" else s for s in sources]
             rewards = [math.nan if s is None else r for s, r in zip(sources, rewards)]
@@ -258,8 +222,6 @@ def write_joined_parquet(joined: JoinedDecisions, path: str | Path, *,
 #: The columns :func:`read_parquet_columns` needs (``policy_action`` too, when present: version 2).
 PARQUET_COLUMNS = ("sequence", "decision_id", "n_actions", "n_features", "contexts",
                    "probabilities", "action", "propensity", "reward", "reward_source")
-#: The values of ``reward_source`` besides null (see :class:`JoinedDecisions`).
-REWARD_SOURCES = ("learned", "sum", "default")
 
 
 def _export_info(table: Any, where: str) -> dict[str, Any]:

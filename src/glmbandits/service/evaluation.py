@@ -2,10 +2,11 @@
 
 :class:`ShadowEvaluator` tails the service's log (only the events it has not read
 yet, page by page) and keeps the most recent ``max_rounds`` shadow decisions (those
-with a logged ``policy_action``) with their reward, joined by decision id as
-:meth:`glmbandits.data.LoggedBanditData.from_event_log` joins them: the first
-``learned`` reward, or the learned sum or default reward of an expiry; a dropped
-decision is left out. On those rounds it runs
+with a logged ``policy_action``) with their reward, joined by the one decision-reward
+join (:class:`glmbandits.data.event_join.DecisionRewardJoin`, which the export and
+:meth:`glmbandits.data.LoggedBanditData.from_event_log` read too): the ``learned``
+reward, or the learned sum or default reward of an expiry; a dropped decision is
+left out. On those rounds it runs
 :func:`glmbandits.evaluation.evaluate_shadow` (DR and SNIPS with intervals, the
 overlap diagnostics, model-free bounds; the client is taken as deterministic, so
 propensity 1 for the default) and returns its ``to_dict()``.
@@ -22,11 +23,12 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import OrderedDict
 from typing import Any, Callable
 
 import numpy as np
 
+from ..data.event_join import DecisionRewardJoin
+from ..data.event_records import DecisionEvent
 from .store import Store
 
 __all__ = ["ShadowEvaluator", "MIN_ROUNDS"]
@@ -34,6 +36,10 @@ __all__ = ["ShadowEvaluator", "MIN_ROUNDS"]
 #: Fewer rewarded shadow rounds than this give ``available: false`` (the reward model is
 #: cross-fitted on two folds; with a handful of rounds the intervals mean nothing).
 MIN_ROUNDS = 10
+
+
+def _is_shadow(decision: DecisionEvent) -> bool:
+    return decision.shadow
 
 
 class ShadowEvaluator:
@@ -69,7 +75,7 @@ class ShadowEvaluator:
         self._lock = threading.Lock()
         self._after: int | None = None      # the last seq read
         self._first_seq = 0
-        self._rounds: OrderedDict[str, list[Any]] = OrderedDict()
+        self._join = DecisionRewardJoin(keep=_is_shadow, max_decisions=max_rounds)
         self._result: dict[str, Any] | None = None
         self._result_seq = -1
         self._computed_at = -float("inf")
@@ -93,32 +99,23 @@ class ShadowEvaluator:
             self._first_seq = self._after + 1
         for event in self.store.events(after=self._after):
             self._after = event.seq
-            if event.kind == "decision" and event.policy_action is not None:
-                self._rounds[event.decision_id] = [event.contexts, event.probabilities,
-                                                   event.action, None]
-                while len(self._rounds) > self.max_rounds:
-                    self._rounds.popitem(last=False)
-            elif event.kind in ("reward", "expiry"):
-                entry = self._rounds.get(event.decision_id)
-                if entry is None or entry[3] is not None:
-                    continue
-                if (event.kind == "reward" and event.status == "learned") or (
-                        event.kind == "expiry" and event.status in ("learned", "default")):
-                    entry[3] = float(event.reward)
+            record = event.record()
+            if record is not None:
+                self._join.add(record)
 
     # -- the estimate ---------------------------------------------------------------------
     def _window(self, n_rounds: int) -> dict[str, Any]:
         return {"first_seq": self._first_seq, "last_seq": self._after or 0,
-                "shadow_decisions": len(self._rounds), "rewarded_rounds": n_rounds,
+                "shadow_decisions": len(self._join), "rewarded_rounds": n_rounds,
                 "max_rounds": self.max_rounds}
 
     def _compute(self) -> dict[str, Any]:
         from ..data.logged import LoggedBanditData
         from ..evaluation.shadow import evaluate_shadow
 
-        rounds = [entry for entry in self._rounds.values() if entry[3] is not None]
+        rounds = [row for row in self._join.rows() if row.has_reward]
         if len(rounds) < MIN_ROUNDS:
-            if not self._rounds:
+            if not len(self._join):
                 reason = ("the policy is served live: no shadow-mode decisions in the log"
                           if self.mode == "live" else
                           "no shadow-mode decisions in the log yet")
@@ -126,13 +123,13 @@ class ShadowEvaluator:
                 reason = (f"{len(rounds)} shadow-mode decision(s) have a reward; at least "
                           f"{MIN_ROUNDS} are needed")
             return {"available": False, "reason": reason, "window": self._window(len(rounds))}
-        K_max = max(entry[0].shape[0] for entry in rounds)
+        K_max = max(row.decision.contexts.shape[0] for row in rounds)
         pi = np.zeros((len(rounds), K_max))
-        for t, entry in enumerate(rounds):
-            pi[t, : entry[1].shape[0]] = entry[1]
-        log = LoggedBanditData([entry[0] for entry in rounds],
-                               [entry[2] for entry in rounds],
-                               [entry[3] for entry in rounds], name="shadow")
+        for t, row in enumerate(rounds):
+            pi[t, : row.decision.probabilities.shape[0]] = row.decision.probabilities
+        log = LoggedBanditData([row.decision.contexts for row in rounds],
+                               [row.decision.action for row in rounds],
+                               [row.reward for row in rounds], name="shadow")
         try:
             result = evaluate_shadow(log, pi, family=self.family)
         except (ValueError, np.linalg.LinAlgError) as error:

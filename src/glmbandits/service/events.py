@@ -22,7 +22,8 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from ..data.vocabulary import EVENT_KINDS, total_keys
+from ..data.event_records import DecisionEvent, ExpiryEvent, RewardEvent
+from ..data.vocabulary import DECISION, EVENT_KINDS, EXPIRY, REWARD, total_keys
 
 __all__ = ["Event", "LogSink", "EVENT_KINDS", "ROW_COLUMNS", "event_row", "event_from_row",
            "total_keys", "page_events"]
@@ -64,6 +65,24 @@ class Event:
         if self.reward is not None or self.kind == "reward":
             out["reward"] = self.reward
         return out
+
+    def record(self) -> DecisionEvent | RewardEvent | ExpiryEvent | None:
+        """This event as the event log's record, what the decision-reward join reads (None
+        for ``retry`` and ``expire``: a repeated answer and a sweep, whose closings are
+        ``expiry`` rows, carry nothing the join needs)."""
+        if self.kind == DECISION:
+            return DecisionEvent(self.seq, self.decision_id, self.timestamp,  # type: ignore[arg-type]
+                                 self.contexts, self.probabilities,  # type: ignore[arg-type]
+                                 self.action, self.propensity,  # type: ignore[arg-type]
+                                 self.model_version,  # type: ignore[arg-type]
+                                 policy_action=self.policy_action)
+        if self.kind == REWARD:
+            return RewardEvent(self.seq, self.decision_id, self.timestamp,  # type: ignore[arg-type]
+                               self.reward, self.status)  # type: ignore[arg-type]
+        if self.kind == EXPIRY:
+            return ExpiryEvent(self.seq, self.decision_id, self.timestamp,  # type: ignore[arg-type]
+                               self.status, self.reward)  # type: ignore[arg-type]
+        return None
 
     @staticmethod
     def encode_excluded(excluded: tuple[int, ...] | None) -> str | None:

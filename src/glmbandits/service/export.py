@@ -15,14 +15,13 @@ Two layouts:
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 from ..data.event_export import JoinedDecisions, write_joined_parquet
-from ..data.event_records import DecisionEvent, ExpiryEvent, RewardEvent
 from .events import Event
 from .store import open_store
 
-__all__ = ["export_parquet", "events_table", "as_event_records", "joined_decisions"]
+__all__ = ["export_parquet", "events_table", "joined_decisions"]
 
 _BATCH = 10_000
 
@@ -52,28 +51,10 @@ def events_table(events: Any) -> Any:
     return pa.table(columns, schema=schema)
 
 
-def as_event_records(events: Iterable[Event]) -> Iterator[Any]:
-    """The service's decisions, rewards and expiries as :mod:`glmbandits.data` event records.
-
-    ``retry`` rows (a repeated answer) and ``expire`` sweeps (whose closings are
-    logged as ``expiry`` rows) carry nothing the join needs and are skipped.
-    """
-    for event in events:
-        if event.kind == "decision":
-            yield DecisionEvent(event.seq, event.decision_id, event.timestamp, event.contexts,
-                                event.probabilities, event.action, event.propensity,
-                                event.model_version, policy_action=event.policy_action)
-        elif event.kind == "reward":
-            yield RewardEvent(event.seq, event.decision_id, event.timestamp, event.reward,
-                              event.status)
-        elif event.kind == "expiry":
-            yield ExpiryEvent(event.seq, event.decision_id, event.timestamp, event.status,
-                              event.reward)
-
-
 def joined_decisions(store: Any, *, include_defaults: bool = True) -> JoinedDecisions:
     """Every decision of a service store joined with the reward the policy learned from it."""
-    return JoinedDecisions.from_events(as_event_records(store.events()),
+    records = (event.record() for event in store.events())
+    return JoinedDecisions.from_events((record for record in records if record is not None),
                                        include_defaults=include_defaults, source=store.url)
 
 

@@ -1,0 +1,97 @@
+"""The decision-reward join has one home (:class:`glmbandits.data.event_join.DecisionRewardJoin`):
+the export, ``from_event_log`` (replay), the service's export and its shadow evaluation
+(``GET /v1/evaluation``, the dashboard's panel) all read it."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from glmbandits.data.event_export import JoinedDecisions
+from glmbandits.data.event_join import DecisionRewardJoin
+from glmbandits.data.event_records import DecisionEvent, ExpiryEvent, RewardEvent
+
+
+def _decision(seq: int, decision_id: str, shadow: bool = False) -> DecisionEvent:
+    p = np.array([0.25, 0.75])
+    return DecisionEvent(seq, decision_id, float(seq), np.eye(2) * seq, p, 1,
+                         None if shadow else 0.75, 0, policy_action=0 if shadow else None)
+
+
+def _events() -> list:
+    return [_decision(1, "a"), _decision(2, "b", shadow=True), _decision(3, "c"),
+            RewardEvent(4, "a", 4.0, 1.0, "learned"),
+            RewardEvent(5, "a", 5.0, 0.0, "duplicate"),
+            RewardEvent(6, "b", 6.0, 0.5, "held"),
+            ExpiryEvent(7, "b", 7.0, "learned", 0.5),
+            ExpiryEvent(8, "c", 8.0, "dropped", None),
+            RewardEvent(9, "zzz", 9.0, 1.0, "learned"),
+            _decision(10, "a"),                       # an id used again: a new round
+            ExpiryEvent(11, "a", 11.0, "default", 0.0),
+            _decision(12, "d", shadow=True)]
+
+
+def test_the_join_one_event_at_a_time() -> None:
+    join = DecisionRewardJoin()
+    for event in _events():
+        join.add(event)
+    rows = join.rows()
+    assert [row.decision.sequence for row in rows] == [1, 2, 3, 10, 12]
+    assert [row.source for row in rows] == ["learned", "sum", "dropped", "default", None]
+    assert [None if math.isnan(row.reward) else row.reward for row in rows] == \
+        [1.0, 0.5, None, 0.0, None]
+    assert join.counts == {"duplicate_rewards": 1, "late_rewards": 0, "orphan_rewards": 1}
+    joined = JoinedDecisions.from_events(_events())
+    assert joined.reward_sources == ["learned", "sum", None, "default", None]
+    assert joined.counts["orphan_rewards"] == 1 and joined.counts["pending"] == 1
+
+
+def test_a_window_keeps_the_most_recent_decisions_it_keeps() -> None:
+    join = DecisionRewardJoin(keep=lambda event: event.shadow, max_decisions=1)
+    for event in _events():
+        join.add(event)
+    assert [row.decision.decision_id for row in join.rows()] == ["d"]
+    join = DecisionRewardJoin(keep=lambda event: event.shadow, max_decisions=2)
+    for event in _events()[:-1]:
+        join.add(event)
+    assert [(row.decision.decision_id, row.source) for row in join.rows()] == [("b", "sum")]
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True])
+def test_a_bad_window_is_refused(bad) -> None:
+    with pytest.raises((TypeError, ValueError), match="max_decisions"):
+        DecisionRewardJoin(max_decisions=bad)
+
+
+def test_the_service_evaluation_reads_the_same_join_as_the_export(tmp_path) -> None:
+    """A decision id used again (after its first decision closed) is a second round for the
+    export, replay and the service's evaluation alike (the evaluation had its own join,
+    which merged the two rounds)."""
+    from glmbandits.service.evaluation import ShadowEvaluator
+    from glmbandits.service.events import Event
+    from glmbandits.service.export import joined_decisions
+    from glmbandits.service.store import open_store
+
+    store = open_store(f"sqlite:///{tmp_path / 'log.db'}")
+    p = np.array([0.5, 0.5])
+    try:
+        for i, decision_id in enumerate(["a", "b", "a", "c"]):
+            store.append(Event("decision", decision_id, 2.0 * i, contexts=np.eye(2) * (i + 1),
+                               action=1, probabilities=p, propensity=None, model_version=0,
+                               policy_action=0))
+            store.append(Event("reward", decision_id, 2.0 * i + 1, reward=float(i),
+                               status="learned"))
+        store.append(Event("decision", "live", 9.0, contexts=np.eye(2), action=1,
+                           probabilities=p, propensity=0.5, model_version=0))
+        store.commit()
+        joined = joined_decisions(store)
+        shadow = joined.policy_actions >= 0
+        rewarded = [s is not None for s in joined.reward_sources]
+        window = ShadowEvaluator(store, "bernoulli", "shadow").evaluate()["window"]
+    finally:
+        store.close()
+    assert int(shadow.sum()) == 4
+    assert window["shadow_decisions"] == 4
+    assert window["rewarded_rounds"] == int(np.sum(shadow & rewarded)) == 4
