@@ -89,3 +89,48 @@ def test_lazy_regret_within_target_of_exact_refits():
             simulate(UCBGLM(10, seed=s, refit=mode), SyntheticGLMEnv(10, 20, seed=s), 3000,
                      seed=s).cumulative_regret[-1] for s in range(10)])
     assert regrets["lazy"] <= 1.25 * regrets["every_round"]
+
+
+def test_the_phases_of_a_lazy_refit_do_what_their_steps_say():
+    """Step 1 folds samples into the cache at θ̂ (exact where A is re-formed, extended where
+    kept); steps 2-4 leave roots in the cache; the fallback refits from θ̂ and resets the cache."""
+    import glmbandits.estimation.lazy as lazy
+    from glmbandits.families import get_family
+
+    logistic = get_family("logistic")
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(2, 120, 3)) / 2
+    y = (rng.random((2, 120)) < 0.4).astype(float)
+    n = np.array([120, 120])
+
+    def exact(theta, m):  # eq. (3)'s gradient and Hessian of row r on its first m samples
+        weights = logistic.dmean(X[:, :m] @ theta[:, :, None])
+        gradient = np.einsum("rn,rnd->rd", logistic.mean((X[:, :m] @ theta[:, :, None])[:, :, 0])
+                             - y[:, :m], X[:, :m]) + theta
+        return gradient, np.einsum("rn,rnd,rne->rde", weights[:, :, 0], X[:, :m], X[:, :m])
+
+    cache = lazy.NewtonCache.fresh(rng.normal(size=(2, 3)), 1.0)
+    reform = lazy._fold_new_samples(X[:, :80], lazy._Link(logistic, y[:, :80]), cache,
+                                    np.array([80, 80]), 1.0)
+    gradient, hessian = exact(cache.theta, 80)
+    assert reform.all() and cache.n_seen.tolist() == [80, 80] == cache.hessian_n.tolist()
+    np.testing.assert_allclose(cache.gradient, gradient, atol=1e-10)
+    np.testing.assert_allclose(cache.hessian, hessian + np.eye(3), atol=1e-10)
+    reform = lazy._fold_new_samples(X, lazy._Link(logistic, y), cache, n, 1.0)  # A kept
+    assert not reform.any() and cache.hessian_n.tolist() == [80, 80]
+    np.testing.assert_allclose(cache.gradient, exact(cache.theta, 120)[0], atol=1e-10)
+
+    threshold = 1e-8 * n
+    converged, n_steps, failed = lazy._newton_steps(
+        X, lazy._Link(logistic, y), cache, reform, n, threshold, 1.0, logistic, 20, None,
+        np.zeros(2), None, None)
+    assert converged.all() and (n_steps > 0).all() and not failed.any()
+    assert np.abs(exact(cache.theta, 120)[0]).max() <= threshold.max()
+
+    start = cache.theta.copy() + 1.0
+    cache.theta[:] = start
+    failed, converged = np.array([True, False]), np.array([False, True])
+    lazy._fall_back(X, y, cache, n, failed, converged, logistic, 1.0, 1e-8, 50)
+    assert converged.all() and cache.n_seen.tolist() == [0, 120]
+    np.testing.assert_array_equal(cache.theta[1], start[1])  # only the failed row refits
+    assert np.abs(exact(cache.theta, 120)[0][0]).max() <= 1e-8 * 120

@@ -20,19 +20,20 @@ summation order inside BLAS, i.e. the last bits; the tests and the benchmark
 check that trajectories stay identical.)
 
 What one refit does (row by row), with the cache :class:`NewtonCache` the
-previous refit left:
+previous refit left (each step is a function, named in brackets, which
+:func:`lazy_newton_refit` calls in turn):
 
-1. **Fold in the new samples** at the previous root θ̂: the cached gradient on
-   the first ``n_seen`` samples gains their O(k d) terms, and the cached matrix
-   ``A`` (an approximation of the Hessian ``H(θ) = Σ μ'(X_i'θ) X_i X_i' + λI``)
-   their O(k d²) terms. ``A`` is re-formed exactly at θ̂ on all samples when
-   there is none, and at every :data:`REFORM_EVERY`-th refit since it was formed
-   (lazy refits come at geometrically spaced sample counts, so that is O(log n)
+1. **Fold in the new samples** (:func:`_fold_new_samples`) at the previous root
+   θ̂: the cached gradient on the first ``n_seen`` samples gains their O(k d)
+   terms, and the cached matrix ``A`` (an approximation of the Hessian
+   ``H(θ) = Σ μ'(X_i'θ) X_i X_i' + λI``) their O(k d²) terms. ``A`` is re-formed
+   exactly at θ̂ on all samples when there is none, and at every
+   :data:`REFORM_EVERY`-th refit since it was formed (lazy refits come at geometrically spaced sample counts, so that is O(log n)
    exact Hessians in all; counting refits rather than samples makes the
    replicates of a refit wave re-form together, on the whole stacked history).
-2. **Step** ``θ ← θ - A⁻¹g`` and compute the gradient at the candidate exactly on
-   all n samples (one pass).
-3. **Accept** by the convergence rule every solver shares
+2. **Step** (:func:`_step`) ``θ ← θ - A⁻¹g`` and compute the gradient at the
+   candidate exactly on all n samples (one pass).
+3. **Accept** (:func:`_accepted`) by the convergence rule every solver shares
    (:func:`~glmbandits.estimation.convergence.are_roots`: ``max_j |g_j| <=
    tol·max(1, n)``, or the same bound on the Newton decrement of the mean loss,
    screened with ``A`` and confirmed on the exact Hessian at the candidate; with
@@ -40,11 +41,12 @@ previous refit left:
    MLE, so every row steps at least once), or, with
    ``v_norm_tol > 0``, when the exact gradient certifies
    ``‖θ - θ̂_exact‖_V <= v_norm_tol`` (:func:`~glmbandits.estimation.certificate.certified_v_norm_error`).
-4. Otherwise continue with Newton steps on the exact Hessian at the current
-   point (quadratic convergence, e.g. Nocedal & Wright 2006, Thm. 3.5); a step
-   on the cached ``A`` that fails to halve the gradient is retried on the exact
-   Hessian; a row whose exact Newton step fails, or that has not converged
-   after ``max_iter`` steps, is refitted by the robust line-search solver
+4. Otherwise (:func:`_newton_steps`, which loops over steps 2–4) continue with
+   Newton steps on the exact Hessian at the current point (quadratic
+   convergence, e.g. Nocedal & Wright 2006, Thm. 3.5); a step on the cached
+   ``A`` that fails to halve the gradient is retried on the exact Hessian; a row
+   whose exact Newton step fails, or that has not converged after ``max_iter``
+   steps, is refitted (:func:`_fall_back`) by the robust line-search solver
    :func:`~glmbandits.estimation.solve_estimating_equation` from its previous
    root, and its cache is reset.
 
@@ -52,8 +54,9 @@ Everything runs on the host with numpy: refits in the same round are few
 (a handful of rows), so they are latency-bound, not throughput-bound.
 
 Why this module is long: it is one solver (its cache, its stacked link and the
-row-wise pieces of one refit); every decision must stay row-local so that batch
-and sequential trajectories agree, and splitting it would scatter that contract.
+phases of one refit, one function each); every decision must stay row-local so
+that batch and sequential trajectories agree, and splitting the solver across
+modules would scatter that contract.
 
 References
 ----------
@@ -323,19 +326,52 @@ def lazy_newton_refit(X: np.ndarray, y: np.ndarray, cache: NewtonCache, family: 
     >>> bool(fit.converged.all()), bool(fit.fell_back.any()), cache.n_seen.tolist()
     (True, False, [100, 100, 100])
     """
-    r, length, d = X.shape
+    r, length, _ = X.shape
     n = np.full(r, length, dtype=np.int64) if n_samples is None else np.asarray(n_samples)
     link = _Link(family, y)
     threshold = tol * np.maximum(n, 1)  # stopping_threshold, row by row
+    v_tol, radius = _certificate_radii(v_norm_tol, r, V_inv, l2)
+    reform = _fold_new_samples(X, link, cache, n, l2)
+    converged, n_steps, failed = _newton_steps(X, link, cache, reform, n, threshold, l2, family,
+                                               max_iter, V_inv, v_tol, radius, kappa_cache)
+    _fall_back(X, y, cache, n, failed, converged, family, l2, tol, fallback_max_iter)
+    return LazyRefit(cache.theta.copy(), converged, n_steps, failed)
+
+
+def _certificate_radii(v_norm_tol: float | np.ndarray, r: int, V_inv: np.ndarray | None,
+                       l2: float) -> tuple[np.ndarray, np.ndarray | None]:
+    """Each row's V-norm tolerance (r,), and the radii the certificate of step 3 works within.
+
+    The radii (``v_norm_tol`` capped at
+    :data:`~glmbandits.estimation.certificate.MAX_CERTIFY_RADIUS`) are None when
+    no row is certified: without ``V_inv``, without ridge, or with every
+    tolerance 0 (the strict test only).
+    """
     if isinstance(v_norm_tol, (int, float)):
         v_tol = np.full(r, float(v_norm_tol))
         certify = V_inv is not None and l2 > 0.0 and v_norm_tol > 0.0
     else:
         v_tol = np.asarray(v_norm_tol, dtype=np.float64)
         certify = V_inv is not None and l2 > 0.0 and bool((v_tol > 0.0).any())
-    radius = np.minimum(v_tol, MAX_CERTIFY_RADIUS) if certify else None
+    return v_tol, (np.minimum(v_tol, MAX_CERTIFY_RADIUS) if certify else None)
 
-    # 1. fold the new samples into the cached gradient (and A) at the previous root
+
+def _fold_new_samples(X: np.ndarray, link: _Link, cache: NewtonCache, n: np.ndarray,
+                      l2: float) -> np.ndarray:
+    """Step 1: fold each row's new samples into its cached gradient and ``A`` at θ̂.
+
+    The samples beyond ``cache.n_seen`` add their O(k d) terms to the gradient
+    at the previous root θ̂ and their O(k d²) terms to ``A``; a row whose ``A``
+    is due to be re-formed (none yet, or :data:`REFORM_EVERY` refits old) gets
+    the exact Hessian at θ̂ on all its samples instead. The cache is updated
+    (``n_seen``, ``gradient``, ``hessian``, ``hessian_n``, ``age``; θ̂ stays).
+
+    Returns
+    -------
+    reform : ndarray of bool, shape (r,)
+        Rows whose ``A`` is now exact at θ̂.
+    """
+    length, d = X.shape[1], X.shape[2]
     theta = cache.theta
     reform = (cache.hessian_n == 0) | (cache.age >= REFORM_EVERY)
     cache.age = np.where(reform, 0, cache.age + 1)
@@ -364,112 +400,177 @@ def lazy_newton_refit(X: np.ndarray, y: np.ndarray, cache: NewtonCache, family: 
         cache.hessian_n[formed] = n[formed]
     cache.n_seen = n.copy()
     cache.gradient, cache.hessian = gradient, hessian
+    return reform
 
-    # 2-4. steps on the working set: the rows still running (``live``) and, until they
-    # are compacted away, finished ones; ``index``: their positions in the r inputs.
-    # Work arrays may be the cache's own: they are replaced, never written into (the
-    # cache's rows are written only once accepted, when they have left the working set).
+
+class _WorkingSet:
+    """The rows of steps 2–4 and their iterates; ``index``: their positions in the r inputs.
+
+    It holds the rows still running and, until they are compacted away
+    (:meth:`rows`), finished ones. Its arrays may be the cache's own: they are
+    replaced, never written into (a cache row is written only once accepted,
+    when it has left the working set).
+    """
+
+    def __init__(self, index: np.ndarray, X: np.ndarray, link: _Link, V_inv: np.ndarray | None,
+                 theta: np.ndarray, gradient: np.ndarray, hessian: np.ndarray, norm: np.ndarray,
+                 threshold: np.ndarray, fresh: np.ndarray, v_tol: np.ndarray,
+                 radius: np.ndarray | None) -> None:
+        self.index, self.X, self.link, self.V_inv = index, X, link, V_inv
+        self.theta, self.gradient, self.hessian, self.norm = theta, gradient, hessian, norm
+        self.threshold, self.fresh, self.v_tol, self.radius = threshold, fresh, v_tol, radius
+
+    def rows(self, keep: np.ndarray) -> "_WorkingSet":
+        """The working set of the rows ``keep`` only (the certificate's inputs if it is used)."""
+        certify = self.radius is not None
+        return _WorkingSet(self.index[keep], self.X[keep], self.link.rows(keep),
+                           self.V_inv[keep] if certify else None, self.theta[keep],
+                           self.gradient[keep], self.hessian[keep], self.norm[keep],
+                           self.threshold[keep], self.fresh[keep], self.v_tol[keep],
+                           self.radius[keep] if certify else None)
+
+
+def _step(work: _WorkingSet, l2: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Step 2: the Newton candidate ``θ - A⁻¹g`` and its exact gradient on all samples.
+
+    Returns the candidates, their linear predictors η, gradients and max-norms.
+    """
+    candidate = work.theta - _solve_rows(work.hessian, work.gradient)
+    eta = np.matmul(work.X, candidate[:, :, None])
+    new_gradient = np.matmul(np.swapaxes(work.link.residual(eta, 0, False)[0], 1, 2),
+                             work.X)[:, 0]
+    new_gradient += l2 * candidate
+    return candidate, eta, new_gradient, np.abs(new_gradient).max(axis=1)
+
+
+def _accepted(work: _WorkingSet, candidate: np.ndarray, eta: np.ndarray,
+              new_gradient: np.ndarray, new_norm: np.ndarray, n: np.ndarray, l2: float,
+              family: GLMFamily, kappa_cache: dict | None) -> np.ndarray:
+    """Step 3: the candidates that are roots (the shared rule, or the V-norm certificate).
+
+    :func:`~glmbandits.estimation.convergence.are_roots` (with ``l2 == 0`` also
+    the Newton step in the linear predictors and the saturation bound), or,
+    where the certificate is used, ``‖θ - θ̂_exact‖_V <= v_norm_tol``
+    (:func:`~glmbandits.estimation.certificate.certified_v_norm_errors`).
+    """
+    certify = work.radius is not None
+    eta_max = np.abs(eta).max(axis=(1, 2)) if certify or l2 == 0.0 else None
+    accept = are_roots(new_norm, work.threshold, l2, eta_max,
+                       lambda rows: _step_reach(work.X[rows], work.hessian[rows],
+                                                new_gradient[rows]),
+                       family.saturation,
+                       lambda rows: _decrements(work.X[rows], work.link.rows(rows),
+                                                candidate[rows], work.hessian[rows],
+                                                new_gradient[rows], n[work.index[rows]],
+                                                work.threshold[rows], l2))
+    if certify:
+        errors = certified_v_norm_errors(new_gradient, eta_max, work.V_inv, family, l2,
+                                         work.radius, kappa_cache)
+        accept |= errors <= work.v_tol
+    return accept
+
+
+def _newton_steps(X: np.ndarray, link: _Link, cache: NewtonCache, reform: np.ndarray,
+                  n: np.ndarray, threshold: np.ndarray, l2: float, family: GLMFamily,
+                  max_iter: int, V_inv: np.ndarray | None, v_tol: np.ndarray,
+                  radius: np.ndarray | None, kappa_cache: dict | None
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Steps 2–4: Newton steps from the folded cache until every row is accepted or fails.
+
+    A row whose folded gradient already passes the rule (``l2 > 0``) takes no
+    step. The others step (:func:`_step`) until accepted (:func:`_accepted`);
+    a step that does not make progress (halve the gradient on a cached ``A``,
+    decrease it on an exact one) is retried on the exact Hessian at the same
+    point, and fails when that one does not either, or after ``max_iter``
+    steps. Accepted rows are written into the cache.
+
+    Returns
+    -------
+    converged, n_steps, failed : ndarray of shape (r,)
+        Rows accepted, Newton steps taken, and rows left to the robust solver.
+    """
+    r, d = X.shape[0], X.shape[2]
+    gradient, hessian = cache.gradient, cache.hessian
     norm = np.abs(gradient).max(axis=1)
     # The convergence rule (:func:`~glmbandits.estimation.convergence.are_roots`); with
     # l2 == 0 it also needs the Newton step, measured at the candidates: every row steps.
     converged = are_roots(norm, threshold, l2) if l2 > 0.0 else np.zeros(r, dtype=bool)
     n_steps = np.zeros(r, dtype=np.int64)
     failed = np.zeros(r, dtype=bool)
+    work = _WorkingSet(np.arange(r), X, link, V_inv, cache.theta, gradient, hessian, norm,
+                       threshold, reform, v_tol, radius)  # every row steps: the inputs themselves
     if converged.any():
-        index = np.flatnonzero(~converged)
-        work_X, work_link = X[index], link.rows(index)
-        work_V_inv = V_inv[index] if certify else None
-        theta_w, gradient_w, hessian_w = theta[index], gradient[index], hessian[index]
-        norm_w, threshold_w, fresh_w = norm[index], threshold[index], reform[index]
-        v_tol_w, radius_w = v_tol[index], (radius[index] if certify else None)
-    else:  # every row steps: the inputs themselves
-        index = np.arange(r)
-        work_X, work_link, work_V_inv = X, link, V_inv
-        theta_w, gradient_w, hessian_w = theta, gradient, hessian
-        norm_w, threshold_w, fresh_w, v_tol_w, radius_w = norm, threshold, reform, v_tol, radius
-    live = np.ones(index.shape[0], dtype=bool)
+        work = work.rows(np.flatnonzero(~converged))
+    live = np.ones(work.index.shape[0], dtype=bool)
     all_live = True  # live.all(), kept as a flag
-    for _ in range(max_iter if index.shape[0] else 0):
-        candidate = theta_w - _solve_rows(hessian_w, gradient_w)
-        eta = np.matmul(work_X, candidate[:, :, None])
-        new_gradient = np.matmul(np.swapaxes(work_link.residual(eta, 0, False)[0], 1, 2),
-                                 work_X)[:, 0]
-        new_gradient += l2 * candidate
-        new_norm = np.abs(new_gradient).max(axis=1)
+    for _ in range(max_iter if work.index.shape[0] else 0):
+        candidate, eta, new_gradient, new_norm = _step(work, l2)
+        index = work.index
         n_steps[index if all_live else index[live]] += 1
-        eta_max = np.abs(eta).max(axis=(1, 2)) if certify or l2 == 0.0 else None
-        accept = are_roots(new_norm, threshold_w, l2, eta_max,
-                           lambda rows: _step_reach(work_X[rows], hessian_w[rows],
-                                                    new_gradient[rows]),
-                           family.saturation,
-                           lambda rows: _decrements(work_X[rows], work_link.rows(rows),
-                                                    candidate[rows], hessian_w[rows],
-                                                    new_gradient[rows], n[index[rows]],
-                                                    threshold_w[rows], l2))
-        if certify:
-            errors = certified_v_norm_errors(new_gradient, eta_max, work_V_inv, family, l2,
-                                             radius_w, kappa_cache)
-            accept |= errors <= v_tol_w
+        accept = _accepted(work, candidate, eta, new_gradient, new_norm, n, l2, family,
+                           kappa_cache)
         if not all_live:
             accept &= live
         if accept.any():
             if all_live and accept.all():  # the usual way out
                 cache.theta[index] = candidate
                 cache.gradient[index] = new_gradient
-                cache.hessian[index] = hessian_w
+                cache.hessian[index] = work.hessian
                 converged[index] = True
                 break
             won = index[accept]
             cache.theta[won] = candidate[accept]
             cache.gradient[won] = new_gradient[accept]
-            cache.hessian[won] = hessian_w[accept]
+            cache.hessian[won] = work.hessian[accept]
             converged[won] = True
             live = live & ~accept
             all_live = False
-        # not accepted: progress (halving on a cached A, any decrease on the exact one)?
-        progress = np.where(fresh_w, new_norm < norm_w, new_norm <= 0.5 * norm_w)
+        # step 4. not accepted: progress (halving on a cached A, any decrease on the exact one)?
+        progress = np.where(work.fresh, new_norm < work.norm, new_norm <= 0.5 * work.norm)
         if all_live and progress.all():  # the usual chord step of every row: keep A
-            theta_w, gradient_w, norm_w = candidate, new_gradient, new_norm
-            fresh_w = np.zeros(index.shape[0], dtype=bool)
+            work.theta, work.gradient, work.norm = candidate, new_gradient, new_norm
+            work.fresh = np.zeros(index.shape[0], dtype=bool)
             continue
         move = live & progress
-        retry = live & ~progress & ~fresh_w  # the same point, on the exact Hessian at it
-        failed[index[live & ~progress & fresh_w]] = True
+        retry = live & ~progress & ~work.fresh  # the same point, on the exact Hessian at it
+        failed[index[live & ~progress & work.fresh]] = True
         live = move | retry
         all_live = False
         if not live.any():
             break
-        theta_w = np.where(move[:, None], candidate, theta_w)
-        gradient_w = np.where(move[:, None], new_gradient, gradient_w)
-        norm_w = np.where(move, new_norm, norm_w)
-        fresh_w = fresh_w & ~move | retry
+        work.theta = np.where(move[:, None], candidate, work.theta)
+        work.gradient = np.where(move[:, None], new_gradient, work.gradient)
+        work.norm = np.where(move, new_norm, work.norm)
+        work.fresh = work.fresh & ~move | retry
         if retry.any():
             back = np.flatnonzero(retry)
-            eta_back = np.matmul(work_X[back], theta_w[back][:, :, None])
-            _, weights = work_link.residual(eta_back, 0, True, back)
-            hessian_w = hessian_w.copy()
-            hessian_w[back] = _weighted_gram(work_X[back], weights) + l2 * np.eye(d)
+            eta_back = np.matmul(work.X[back], work.theta[back][:, :, None])
+            _, weights = work.link.residual(eta_back, 0, True, back)
+            work.hessian = work.hessian.copy()
+            work.hessian[back] = _weighted_gram(work.X[back], weights) + l2 * np.eye(d)
             cache.hessian_n[index[back]] = n[index[back]]
         if live.sum() <= live.shape[0] // 2:  # compact: drop the finished rows
             keep = np.flatnonzero(live)
-            index, live = index[keep], live[keep]
-            work_X, work_link = work_X[keep], work_link.rows(keep)
-            theta_w, gradient_w, hessian_w = theta_w[keep], gradient_w[keep], hessian_w[keep]
-            norm_w, threshold_w, fresh_w = norm_w[keep], threshold_w[keep], fresh_w[keep]
-            v_tol_w = v_tol_w[keep]
-            if certify:
-                work_V_inv, radius_w = work_V_inv[keep], radius_w[keep]
+            work, live = work.rows(keep), live[keep]
     else:
-        failed[index[live]] = True
+        failed[work.index[live]] = True
     failed &= ~converged
+    return converged, n_steps, failed
 
-    # rows the fast steps could not solve: the robust line-search solver, caches reset
+
+def _fall_back(X: np.ndarray, y: np.ndarray, cache: NewtonCache, n: np.ndarray,
+               failed: np.ndarray, converged: np.ndarray, family: GLMFamily, l2: float,
+               tol: float, max_iter: int) -> None:
+    """Step 4's last resort: the robust line-search solver for the rows the steps failed.
+
+    Each such row is refitted by :func:`~glmbandits.estimation.solve_estimating_equation`
+    from its previous root; its cache is reset (``converged`` is updated in place).
+    """
     if failed.any():
         for row in np.flatnonzero(failed):
             m = int(n[row])
             fit = solve_estimating_equation(X[row, :m], y[row, :m], family, l2, cache.theta[row],
-                                            tol, fallback_max_iter)
+                                            tol, max_iter)
             cache.theta[row] = fit.theta
             converged[row] = fit.converged
         cache.reset(np.flatnonzero(failed), l2)
-    return LazyRefit(cache.theta.copy(), converged, n_steps, failed)
