@@ -27,7 +27,7 @@ from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
-from glmbandits.experiments.compare import replicate_seeds
+from glmbandits.experiments.runner import replicate_seeds
 from glmbandits.experiments.config import load_config
 from glmbandits.experiments.runner import execute_task, plan_tasks
 

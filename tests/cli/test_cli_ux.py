@@ -232,10 +232,10 @@ def test_run_draws_a_bar_on_a_real_pseudo_terminal(tmp_path):
 
 
 def test_run_refuses_a_foreign_default_store_before_the_work(in_tmp, monkeypatch, capsys):
-    import glmbandits.experiments as experiments
+    import glmbandits.experiments.runner as runner
 
     (in_tmp / "glmbandits-results.sqlite").write_text("not a results store")
-    _forbid(monkeypatch, experiments, "compare_policies")
+    _forbid(monkeypatch, runner, "run_experiment")
     assert main([*QUICK_RUN, "--out", "out"]) == 2
     assert "error:" in capsys.readouterr().err
     assert (in_tmp / "glmbandits-results.sqlite").read_text() == "not a results store"

@@ -7,7 +7,7 @@ import pytest
 
 from glmbandits.experiments.config import parse_config
 from glmbandits.experiments.runner import execute_task, plan_tasks, run_experiment
-from glmbandits.experiments.store import ResultStore
+from glmbandits.experiments.store import ResultStore, StoredRun
 
 SMALL = {"name": "small", "horizon": 60, "seeds": 2, "seed": 3,
          "environment": {"n_features": [2, 3], "n_actions": 4},
@@ -97,6 +97,46 @@ def test_bad_arguments_are_rejected(tmp_path):
         run_experiment({"name": "x"}, tmp_path / "s.sqlite")
     with pytest.raises(ValueError, match="n_jobs must be >= 1"):
         run_experiment(parse_config(SMALL), tmp_path / "s.sqlite", n_jobs=0)
+    with pytest.raises(TypeError, match="replace must be a bool, got str"):
+        run_experiment(parse_config(SMALL), tmp_path / "s.sqlite", replace="yes")
+    assert not (tmp_path / "s.sqlite").exists()
+
+
+def test_replace_drops_the_experiments_runs_and_makes_them_all_again(tmp_path):
+    """What ``glmbandits run`` with flags asks for: the next run of a problem replaces its
+    runs, including rows of another cell key (an older store's) and other replicates."""
+    store = tmp_path / "s.sqlite"
+    config = parse_config({**SMALL, "seeds": 1})
+    first = run_experiment(config, store, n_jobs=1, progress=False)
+    with ResultStore(store) as results:
+        stale = first.runs()[0]
+        results.add_run(StoredRun(**{**stale.__dict__, "cell_key": "random", "replicate": 4}))
+        results.add_run(StoredRun("other", "random", 0, "random", "random", {}, {}, 60, {},
+                                  "ok", 1.0, 0.1, np.array([1, 60]), np.array([0.0, 1.0])))
+    calls = []
+
+    def counting(task):
+        calls.append((task.cell.key, task.replicate))
+        return execute_task(task)
+
+    again = run_experiment(config, store, n_jobs=1, progress=False, task_function=counting,
+                           replace=True)
+    assert (again.n_skipped, again.n_ok, again.n_stale, len(calls)) == (0, 6, 0, 6)
+    assert numbers(again.runs()) == numbers(first.runs())
+    with ResultStore(store) as results:
+        assert len(results.runs("small")) == 6 and len(results.runs("other")) == 1
+
+
+def test_runs_come_back_in_the_order_of_the_plan(tmp_path):
+    store = tmp_path / "s.sqlite"
+    config = parse_config({**SMALL, "seeds": 2})
+    report = run_experiment(config, store, n_jobs=1, progress=False)
+    planned = [(task.cell.key, task.replicate) for task in plan_tasks(config)]
+    assert [(r.cell_key, r.replicate) for r in report.runs()] == planned
+    with ResultStore(store) as results:  # a rewritten row moves to the end of the table
+        results.add_run(report.runs()[0])
+        assert results.runs("small")[-1].cell_key == planned[0][0]
+    assert [(r.cell_key, r.replicate) for r in report.runs()] == planned
 
 
 @pytest.mark.slow

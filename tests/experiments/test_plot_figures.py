@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from glmbandits.experiments.compare import ComparisonResult, RunRecord
 from glmbandits.experiments.plot_style import (POLICY_COLOURS, line_styles, nice_log_ticks,
                                                policy_colour)
-from glmbandits.policies.registry import ProblemSpec, policy_names
+from glmbandits.experiments.store import StoredRun
+from glmbandits.policies.registry import policy_names
 
 ENV_2 = {"family": "logistic", "n_actions": 5, "n_features": 2, "theta_norm": 3.0,
          "contexts": "unit-ball", "noise": "bernoulli"}
@@ -19,13 +19,16 @@ FACTORS = {"ucb-glm": (0.0, 0.1, 3.0), "linucb": (1.0, 1.4, 1.8), "random": (0.6
 
 
 def _result(policies=("ucb-glm", "linucb", "random"), horizon=400):
+    """The stored runs of one problem, as ``glmbandits run`` with flags makes them."""
     rounds = np.unique(np.linspace(1, horizon, 80).round().astype(int))
+    environment = {"family": "logistic", "n_features": 10, "n_actions": 20, "theta_norm": 3.0}
     runs = []
     for name in policies:
         for i, f in enumerate(FACTORS[name]):
             curve = f * (rounds if name == "random" else np.sqrt(rounds))
-            runs.append(RunRecord(name, i, float(curve[-1]), 0.1, rounds, curve))
-    return ComparisonResult(ProblemSpec(10, 20, "logistic", horizon, 3.0), runs)
+            runs.append(StoredRun("run", name, i, name, name, {}, environment, horizon, {},
+                                  "ok", float(curve[-1]), 0.1, rounds, curve))
+    return runs
 
 
 def _bands(axis):
@@ -52,13 +55,13 @@ def test_log_ticks_are_several_even_on_a_narrow_range():
 def test_run_curves_leave_random_out_and_keep_bands_above_zero(figure_checks):
     from glmbandits.experiments.plots import regret_curves_figure
 
-    result = _result()
-    figure = regret_curves_figure(result)
+    runs = _result()
+    figure = regret_curves_figure(runs)
     figure_checks.assert_readable(figure)
     assert sorted(figure_checks.legend_labels(figure)) == ["linucb", "ucb-glm"]
     left, right = figure.axes[:2]
     assert "random not drawn" in left.get_title()
-    random_final = np.mean([r.final_regret for r in result.runs if r.policy == "random"])
+    random_final = np.mean([r.final_regret for r in runs if r.policy == "random"])
     assert left.get_ylim()[1] < random_final / 2  # the learners fill the panel
     for axis in (left, right):
         figure_checks.assert_limits_contain_data(axis)
@@ -69,7 +72,7 @@ def test_run_curves_leave_random_out_and_keep_bands_above_zero(figure_checks):
     rounds = np.asarray(ucb.get_xdata())
     np.testing.assert_allclose(figure_checks.line(right, "ucb-glm").get_ydata(),
                                np.asarray(ucb.get_ydata()) / np.sqrt(rounds))
-    curves = np.vstack([r.cumulative_regret for r in result.runs if r.policy == "ucb-glm"])
+    curves = np.vstack([r.curve for r in runs if r.policy == "ucb-glm"])
     raw_lower = curves.mean(axis=0) - 1.96 * curves.std(axis=0, ddof=1) / np.sqrt(3)
     assert raw_lower.min() < 0  # the data would have pushed an unclipped band below 0
 

@@ -6,21 +6,9 @@ from __future__ import annotations
 import pytest
 
 from glmbandits.experiments.benchmark import run_benchmark
-from glmbandits.experiments.compare import compare_policies
 from glmbandits.experiments.config import parse_config
 from glmbandits.experiments.reproduce import ReproduceSettings, reproduce
 from glmbandits.experiments.runner import run_experiment
-from glmbandits.policies.registry import ProblemSpec
-
-PROBLEM = ProblemSpec(2, 3, "logistic", 30)
-
-
-@pytest.mark.parametrize("progress", [True, False])
-def test_compare_policies_progress(capsys, progress):
-    compare_policies(["random", "linucb"], PROBLEM, n_seeds=2, progress=progress)
-    captured = capsys.readouterr()
-    assert ("4/4" in captured.err) is progress
-    assert captured.out == ""
 
 
 def test_run_experiment_shows_cells_and_replicates(tmp_path, capsys):

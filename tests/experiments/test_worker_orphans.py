@@ -62,7 +62,7 @@ def _wait_for(condition, timeout: float) -> bool:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("with_config", [True, False], ids=["runner", "compare_policies"])
+@pytest.mark.parametrize("with_config", [True, False], ids=["config", "flags"])
 def test_workers_exit_when_the_parent_is_killed(tmp_path, with_config):
     config = tmp_path / "exp.toml"
     config.write_text(CONFIG)

@@ -1,4 +1,9 @@
-"""``glmbandits run``: compare policies on one synthetic problem, or run a TOML experiment."""
+"""``glmbandits run``: compare policies on one synthetic problem, or run a TOML experiment.
+
+Both are one experiment config run by :func:`~glmbandits.experiments.runner.run_experiment`:
+the flags describe a config of their own (one problem, each algorithm with its defaults),
+so a problem and ``--seed`` give the same replicates with or without a CONFIG file.
+"""
 
 from __future__ import annotations
 
@@ -6,13 +11,15 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .common import (add_quiet_argument, default_store, missing_extra, positive_int,
                      require_extra, show_progress)
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..experiments.config import ExperimentConfig
+    from ..experiments.runner import ExperimentReport
+    from ..experiments.store import StoredRun
 
 __all__ = ["DEFAULT_ALGORITHMS", "add_run_arguments", "run_run"]
 
@@ -108,25 +115,16 @@ def run_run(args: argparse.Namespace) -> int:
             print(f"error: --{flag} applies only with a CONFIG (an experiment file), got "
                   f"--{flag} {getattr(args, flag)} without one", file=sys.stderr)
             return 2
-    for name, (default, _) in _PROBLEM_FLAGS.items():
-        if getattr(args, name) is None:
-            setattr(args, name, default)
-    if args.seeds is None:
-        args.seeds = 5
+    from ..experiments.config import ConfigError
+    from ..experiments.store import ResultStore, StoreError
+
     if args.jobs is None:
         args.jobs = min(2, os.cpu_count() or 1)
-    from ..experiments import compare_policies
-    from ..experiments.config import ConfigError, check_run_memory
-    from ..policies.registry import ProblemSpec
-
-    try:  # before anything is built or allocated
-        check_run_memory("glmbandits run", args.n_features, args.n_actions, args.horizon)
+    try:  # checked (sizes against memory, names, values) before anything is built
+        config = _flags_config(args)
     except ConfigError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-
-    from ..experiments.store import ResultStore, StoreError
-
     store = default_store()
     if Path(store).exists():  # a file there that is not a results store: refuse before the work
         try:
@@ -135,38 +133,72 @@ def run_run(args: argparse.Namespace) -> int:
             print(f"error: {error}", file=sys.stderr)
             return 2
     plot = _plot_wanted(args)
-    algorithms = [name.strip().lower() for name in args.algorithms.split(",") if name.strip()]
-    problem = ProblemSpec(args.n_features, args.n_actions, args.family, args.horizon,
-                          args.theta_norm)
+    algorithms = [spec.name for spec in config.policies]
     print(f"glmbandits run: {args.family}, d={args.n_features}, K={args.n_actions}, "
-          f"||theta*||={args.theta_norm:g}, T={args.horizon}, {args.seeds} seeds, "
+          f"||theta*||={args.theta_norm:g}, T={args.horizon}, {config.seeds} seeds, "
           f"algorithms: {', '.join(algorithms)}", flush=True)
-    try:
-        result = compare_policies(algorithms, problem, n_seeds=args.seeds, seed=args.seed,
-                                  n_jobs=args.jobs, progress=show_progress(args))
-    except ValueError as error:
-        print(f"error: {error}", file=sys.stderr)
+    # the next run of the same problem replaces its runs (no resume)
+    done = _execute(config, store, args, replace=True)
+    if done is None:
         return 2
-    print(result.format_table())
+    report, runs = done
+    _print_failed(report)
+    from ..experiments.summary import format_comparison, write_runs_csv
+
+    ok = [run for run in runs if run.ok]
+    print(format_comparison(ok))
     out = Path(args.out)
-    runs_path, curves_path = result.write_csv(out)
+    runs_path, curves_path = write_runs_csv(ok, out)
     print(f"wrote {runs_path} and {curves_path}")
-    if plot:
+    if plot and ok:
         from ..experiments.plots import plot_regret_curves
-        print(f"wrote {plot_regret_curves(result, out / 'regret.png')}")
+        print(f"wrote {plot_regret_curves(ok, out / 'regret.png')}")
+    print(f"wrote the runs to {store} (experiment {config.name}; 'glmbandits results' lists "
+          "them)")
+    return 1 if report.failed else 0
+
+
+def _flags_config(args: argparse.Namespace) -> "ExperimentConfig":
+    """The experiment the flags describe: one problem, each algorithm with its defaults,
+    named ``run-FAMILY-dD-KK-normN-TT`` (one experiment per problem). Raises ConfigError."""
+    from ..experiments.config import parse_config
+
+    for name, (default, _) in _PROBLEM_FLAGS.items():
+        if getattr(args, name) is None:
+            setattr(args, name, default)
+    name = (f"run-{args.family}-d{args.n_features}-K{args.n_actions}-"
+            f"norm{args.theta_norm:g}-T{args.horizon}")
+    data: dict[str, Any] = {"name": name, "seeds": 5 if args.seeds is None else args.seeds,
+                            "environment": {}, "policies": []}
+    _apply_flags(data, args)
+    return parse_config(data, "glmbandits run")
+
+
+def _execute(config: "ExperimentConfig", store: str, args: argparse.Namespace,
+             replace: bool = False) -> "tuple[ExperimentReport, list[StoredRun]] | None":
+    """Run ``config`` into ``store`` (the progress bar as the CLI decides) and read this
+    run's rows back, in the config's order; None, after the one-line error, when the store
+    cannot be used."""
+    from ..experiments.runner import run_experiment
+    from ..experiments.store import StoreError
+
     try:
-        name = result.to_store(store)
+        report = run_experiment(config, store, scheduler=args.scheduler, n_jobs=args.jobs,
+                                progress=show_progress(args), replace=replace)
+        return report, report.runs()
     except StoreError as error:
         print(f"error: {error}", file=sys.stderr)
-        return 2
-    print(f"wrote the runs to {store} (experiment {name}; 'glmbandits results' lists them)")
-    return 0
+        return None
+
+
+def _print_failed(report: "ExperimentReport") -> None:
+    for run in report.failed:
+        print(f"FAILED {run.label} [{run.environment}] replicate {run.replicate}: {run.error}",
+              file=sys.stderr)
 
 
 def _run_config(args: argparse.Namespace) -> int:
     from ..experiments.config import ConfigError, load_config
-    from ..experiments.runner import run_experiment
-    from ..experiments.store import StoreError
     from ..experiments.summary import format_summary, summarise
 
     try:
@@ -187,26 +219,17 @@ def _run_config(args: argparse.Namespace) -> int:
     cells = config.cells()
     print(f"glmbandits run {args.config}: experiment {config.name!r}, {len(cells)} cells x "
           f"{config.seeds} seeds, store {store}", flush=True)
-    try:
-        report = run_experiment(config, store, scheduler=args.scheduler, n_jobs=args.jobs,
-                                progress=show_progress(args))
-    except StoreError as error:
-        print(f"error: {error}", file=sys.stderr)
+    done = _execute(config, store, args)
+    if done is None:
         return 2
+    report, runs = done
     print(f"{report.n_ok} runs done, {report.n_skipped} already in the store (skipped), "
           f"{len(report.failed)} failed, {report.seconds:.1f} s")
     if report.n_stale:
         print(f"note: {report.n_stale} stored runs of experiment {config.name!r} come from "
               "another seed, --seeds or cell definition; they are not part of this run and "
               "are left out of the summary")
-    for run in report.failed:
-        print(f"FAILED {run.label} [{run.environment}] replicate {run.replicate}: {run.error}",
-              file=sys.stderr)
-    try:
-        runs = report.runs()
-    except StoreError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+    _print_failed(report)
     print(format_summary(summarise(runs)))
     if plot:
         from ..experiments.plots import plot_store
@@ -224,13 +247,23 @@ def _override_config(config: "ExperimentConfig", args: argparse.Namespace
     from ..experiments.config import parse_config
 
     data = config.to_dict()
+    lines = _apply_flags(data, args)
+    if not lines:
+        return config, []
+    return parse_config(data, f"glmbandits run {args.config} (with command-line overrides)"), lines
+
+
+def _apply_flags(data: dict[str, Any], args: argparse.Namespace) -> list[str]:
+    """Write the problem flags given (not None) into the config mapping ``data`` (see
+    ``_PROBLEM_FLAGS``); return one line per flag (``key = new (config: old)``)."""
     lines = []
     for name, (_, key) in _PROBLEM_FLAGS.items():
         value = getattr(args, name)
         if value is None:
             continue
         if key == "policies":
-            wanted = [n.strip().lower() for n in value.split(",") if n.strip()]
+            wanted = list(dict.fromkeys(n.strip().lower() for n in value.split(",")
+                                        if n.strip()))
             old = [p["name"] for p in data["policies"]]
             data["policies"] = [p for n in wanted for p in data["policies"] if p["name"] == n] \
                 + [{"name": n} for n in wanted if n not in old]
@@ -241,6 +274,4 @@ def _override_config(config: "ExperimentConfig", args: argparse.Namespace
         old_text = repr(target[field]) if field in target else "default"
         target[field] = value
         lines.append(f"{key} = {value!r} (config: {old_text})")
-    if not lines:
-        return config, []
-    return parse_config(data, f"glmbandits run {args.config} (with command-line overrides)"), lines
+    return lines

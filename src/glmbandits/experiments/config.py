@@ -41,8 +41,7 @@ from ..families import FAMILY_NAMES
 from ..policies.registry import ProblemSpec, make_policy, policy_names
 
 __all__ = ["ConfigError", "Cell", "PolicySpec", "ExperimentConfig", "load_config",
-           "parse_config", "expand_grid", "estimate_run_memory", "memory_limit",
-           "check_run_memory"]
+           "parse_config", "expand_grid", "estimate_run_memory", "memory_limit"]
 
 _TOP_KEYS = ("name", "description", "horizon", "seeds", "seed", "environment", "policies", "dask")
 _POLICY_KEYS = ("name", "params", "label")
@@ -215,11 +214,6 @@ def memory_limit() -> int | None:
 
 def _gib(n_bytes: float) -> str:
     return f"{n_bytes / 2**30:,.1f} GiB"
-
-
-def check_run_memory(owner: str, n_features: int, n_actions: int, horizon: int) -> None:
-    """Raise :class:`ConfigError` when one run of this size cannot fit in this machine's memory."""
-    _check_memory(owner, [{"n_features": n_features, "n_actions": n_actions}], (horizon,), 0)
 
 
 def _check_memory(owner: str, environments: list[dict[str, Any]], horizons: tuple[int, ...],

@@ -1,6 +1,6 @@
 """Plots of experiment results (matplotlib, an optional extra: ``pip install glmbandits[plot]``).
 
-:func:`plot_regret_curves` draws a :class:`ComparisonResult` (``glmbandits run``);
+:func:`plot_regret_curves` draws the runs of one problem (``glmbandits run`` with flags);
 :func:`plot_store` draws the runs of one experiment of a results store: regret
 curves, log-log regret against T with the fitted slope, regret against d at fixed T,
 time per round, each as PNG and SVG. :func:`plot_experiments` (``glmbandits plot``)
@@ -28,7 +28,6 @@ from typing import Any, Callable, Hashable, Iterable, Sequence
 
 import numpy as np
 
-from .compare import ComparisonResult
 from .plot_style import (BASELINES, draw_mean_band, label_log_axis, legend_outside,
                          line_styles, new_figure, save_figure, wrapped)
 
@@ -121,32 +120,33 @@ def _runs_text(series: Sequence[CurveSeries]) -> str:
     return f"mean over {n} runs, 95% band"
 
 
-def regret_curves_figure(result: ComparisonResult, show_baselines: bool = False) -> Any:
-    """The Figure of :func:`plot_regret_curves` (not saved)."""
-    series = []
-    for name in result.policies():
-        runs = [run for run in result.runs if run.policy == name]
-        series.append(CurveSeries(name, name, np.asarray(runs[0].rounds, dtype=float),
-                                  np.vstack([run.cumulative_regret for run in runs])))
+def regret_curves_figure(runs: Sequence[Any], show_baselines: bool = False) -> Any:
+    """The Figure of :func:`plot_regret_curves` (not saved): ``runs`` are the
+    :class:`~glmbandits.experiments.store.StoredRun` rows of one problem (failed ones are
+    ignored)."""
+    ok = [run for run in runs if run.ok]
+    series = [CurveSeries(label, group[0].policy, np.asarray(group[0].rounds, dtype=float),
+                          np.vstack([run.curve for run in group]))
+              for label, group in _group(ok, lambda run: run.label).items()]
     figure, axes = new_figure(1, 2)
     note = _draw_regret_row(axes[0], series, show_baselines)
-    p = result.problem
-    figure.suptitle(wrapped(f"{p.family}, d={p.n_features}, K={p.n_actions}, "
-                            f"‖θ*‖={p.theta_norm:g}, T={p.horizon}; {_runs_text(series)}", 90),
-                    fontsize=10)
+    env, horizon = ok[0].environment, ok[0].horizon
+    figure.suptitle(wrapped(f"{env.get('family', 'logistic')}, d={env['n_features']}, "
+                            f"K={env.get('n_actions', 20)}, ‖θ*‖={env.get('theta_norm', 3.0):g}, "
+                            f"T={horizon}; {_runs_text(series)}", 90), fontsize=10)
     if note:
         axes[0, 0].set_title(wrapped(note, 50), fontsize=8)
     legend_outside(figure)
     return figure
 
 
-def plot_regret_curves(result: ComparisonResult, path: str | os.PathLike,
+def plot_regret_curves(runs: Sequence[Any], path: str | os.PathLike,
                        show_baselines: bool = False) -> Path:
     """Mean cumulative regret per policy (and R_t/√t) with a 95% band over replicates.
 
     ``random`` is left out unless ``show_baselines`` (its final regret is in the title).
     """
-    return save_figure(regret_curves_figure(result, show_baselines), [path])[0]
+    return save_figure(regret_curves_figure(runs, show_baselines), [path])[0]
 
 
 def store_curves_figure(runs: Sequence[Any], show_baselines: bool = False) -> Any:

@@ -1,11 +1,16 @@
 """Run an experiment config: every (cell, replicate), locally or on a Dask cluster.
 
-Seeds. Replicate r of every cell uses the environment seed of replicate r of
-:func:`~glmbandits.experiments.compare.replicate_seeds` (so all cells with the
-same environment see the same problem instance: common random numbers), and a
-policy seed that is the r-th policy seed of that function spawned further with
-the cell's own stable key, so every (cell, replicate) has its own stream,
-independent of the order of cells in the config and of the number of seeds.
+This is the one experiment pipeline: ``glmbandits run CONFIG`` runs the config
+it reads, and ``glmbandits run`` with flags the config that its flags describe
+(one problem, each algorithm with its defaults), so both give the same replicates.
+
+Seeds (the one derivation, :func:`plan_tasks`). Replicate r of every cell uses
+the environment seed of replicate r of :func:`replicate_seeds` (so all cells
+with the same environment see the same problem instance: common random
+numbers), and a policy seed that is the r-th policy seed of that function
+spawned further with the cell's own stable key, so every (cell, replicate) has
+its own stream, independent of the order of cells in the config and of the
+number of seeds.
 
 Execution. ``backend="local"`` runs the tasks in ``n_jobs`` processes (all
 cores by default, in-process when ``n_jobs == 1``); a Dask scheduler address
@@ -13,7 +18,8 @@ cores by default, in-process when ``n_jobs == 1``); a Dask scheduler address
 ``distributed`` cluster. A task that raises is retried ``retries`` times and
 then stored as ``failed`` with its error; it is never dropped silently.
 Finished runs are written to the store as they arrive, and a second run of the
-same config skips the (cell, replicate) pairs already stored as ``ok``.
+same config skips the (cell, replicate) pairs already stored as ``ok`` (unless
+``replace=True``: the experiment's stored runs are dropped and all are made again).
 """
 
 from __future__ import annotations
@@ -24,19 +30,53 @@ import time
 import traceback
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, cast
 
 import numpy as np
 
 from .._validation import check_int
+from ..environments import SyntheticGLMEnv
+from ..simulation import simulate
 from .workers import exit_with_parent
-from .compare import replicate_seeds, run_replicate
 from .progress import progress_bar
 from .config import Cell, ExperimentConfig
 from .store import ResultStore, StoredRun
 
 __all__ = ["RunTask", "ExperimentReport", "plan_tasks", "execute_task", "run_experiment",
-           "progress_enabled"]
+           "progress_enabled", "replicate_seeds", "run_replicate", "curve_grid"]
+
+
+def curve_grid(horizon: int, n_points: int = 200) -> np.ndarray:
+    """Rounds (1-based) at which regret curves are stored: ~n_points, always including T."""
+    return np.unique(np.linspace(1, horizon, min(n_points, horizon)).round().astype(int))
+
+
+def replicate_seeds(seed: int, n_seeds: int) -> list[tuple[np.random.SeedSequence,
+                                                            np.random.SeedSequence]]:
+    """(environment, policy) seed sequences of replicates 0..n_seeds-1.
+
+    Replicate r uses the r-th child of ``SeedSequence(seed)``, split in two, so
+    its seeds do not depend on ``n_seeds`` and every policy run as replicate r
+    sees the same problem instance (common random numbers). :func:`plan_tasks`
+    gives each cell its own policy stream from the second one.
+
+    Examples
+    --------
+    >>> env_seed, policy_seed = replicate_seeds(0, 3)[2]
+    >>> env_seed.spawn_key, policy_seed.spawn_key
+    ((2, 0), (2, 1))
+    """
+    children = np.random.SeedSequence(seed).spawn(n_seeds)
+    return [tuple(child.spawn(2)) for child in children]  # type: ignore[misc]
+
+
+def run_replicate(policy: Any, env: SyntheticGLMEnv, horizon: int,
+                  n_points: int = 200) -> tuple[float, float, np.ndarray, np.ndarray]:
+    """Simulate once; return (final regret, seconds, curve rounds, down-sampled R_t)."""
+    result = simulate(policy, env, horizon)
+    grid = curve_grid(horizon, n_points)
+    curve = result.cumulative_regret[grid - 1]
+    return float(curve[-1]), result.seconds, grid, curve
 
 
 @dataclass(frozen=True, eq=False)
@@ -51,7 +91,8 @@ class RunTask:
 
     def seed_record(self) -> dict[str, Any]:
         """The seeds as plain data: master entropy and the two spawn keys."""
-        return {"entropy": int(self.env_seed.entropy), "environment": list(self.env_seed.spawn_key),
+        entropy = cast(int, self.env_seed.entropy)  # plan_tasks seeds from the config's int
+        return {"entropy": int(entropy), "environment": list(self.env_seed.spawn_key),
                 "policy": list(self.policy_seed.spawn_key)}
 
 
@@ -72,7 +113,9 @@ class ExperimentReport:
     plan: dict[tuple[str, int], Any] = field(default_factory=dict, repr=False)
 
     def runs(self) -> list[StoredRun]:
-        """The stored runs of this config's (cell, replicate, seeds), re-read from the store.
+        """The stored runs of this config's (cell, replicate, seeds), re-read from the store,
+        in the order of :func:`plan_tasks` (cells as the config lists them, then replicates),
+        whatever order the workers finished in.
 
         Runs of the same experiment name made with another master seed, more
         replicates or other cells are left out (see :attr:`n_stale`).
@@ -81,7 +124,9 @@ class ExperimentReport:
             runs = store.runs(self.config.name)
         if not self.plan:
             return runs
-        return [run for run in runs if self.plan.get((run.cell_key, run.replicate)) == run.seed]
+        order = {key: i for i, key in enumerate(self.plan)}
+        mine = [run for run in runs if self.plan.get((run.cell_key, run.replicate)) == run.seed]
+        return sorted(mine, key=lambda run: order[(run.cell_key, run.replicate)])
 
 
 def plan_tasks(config: ExperimentConfig) -> list[RunTask]:
@@ -187,6 +232,7 @@ def run_experiment(
     retries: int = 1,
     progress: bool | None = None,
     task_function: Callable[[RunTask], StoredRun] = execute_task,
+    replace: bool = False,
 ) -> ExperimentReport:
     """Run every unfinished (cell, replicate) of ``config`` and store the results.
 
@@ -210,6 +256,10 @@ def run_experiment(
         cell the replicates done); default :func:`progress_enabled`.
     task_function : callable
         What runs one task (:func:`execute_task`); replaceable for testing failures.
+    replace : bool, default False
+        Drop every stored run of this experiment first and make all runs again,
+        rather than resume (``glmbandits run`` with flags: the next run of a
+        problem replaces its runs).
 
     Returns
     -------
@@ -222,6 +272,8 @@ def run_experiment(
         raise TypeError(f"{owner}: config must be an ExperimentConfig, "
                         f"got {type(config).__name__}")
     retries = check_int(retries, owner, "retries", minimum=0)
+    if not isinstance(replace, bool):
+        raise TypeError(f"{owner}: replace must be a bool, got {type(replace).__name__}")
     if n_jobs is None:
         n_jobs = os.cpu_count() or 1
     n_jobs = check_int(n_jobs, owner, "n_jobs", minimum=1)
@@ -231,6 +283,8 @@ def run_experiment(
     start = time.perf_counter()
     tasks = plan_tasks(config)
     with ResultStore(store) as results:
+        if replace:
+            results.remove_runs(config.name)
         results.save_experiment(config.name, config.to_dict())
         # resume key: the full cell definition, the replicate and its seeds (master seed
         # included); a run stored under another seed is made again and replaces it
@@ -242,7 +296,7 @@ def run_experiment(
         n_skipped = len(tasks) - len(todo)
         bar = progress_bar(len(todo), progress_enabled() if progress is None else progress,
                            config.name)
-        per_cell = {}
+        per_cell: dict[str, int] = {}
         for task in todo:
             per_cell[task.cell.key] = per_cell.get(task.cell.key, 0) + 1
         cell_done = dict.fromkeys(per_cell, 0)

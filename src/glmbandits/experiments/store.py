@@ -306,6 +306,12 @@ class ResultStore:
                  run.status, run.final_regret, run.seconds, as_list(run.rounds),
                  as_list(run.curve), run.error, run.attempts, run.finished))
 
+    def remove_runs(self, experiment: str) -> int:
+        """Delete every stored run of ``experiment`` (its config stays); return how many."""
+        with self._using(), self._connection:
+            return self._connection.execute("DELETE FROM runs WHERE experiment = ?",
+                                            (experiment,)).rowcount
+
     # -- reading ------------------------------------------------------------------
     def experiments(self) -> list[dict[str, Any]]:
         """Every experiment: name, config, versions, created and updated times."""

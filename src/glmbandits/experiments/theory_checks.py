@@ -28,7 +28,7 @@ from ..estimation import solve_estimating_equation
 from ..families import get_family
 from ..policies import UCBGLM
 from ..simulation import simulate
-from .compare import replicate_seeds
+from .runner import replicate_seeds
 from .plots import fit_loglog_slope
 
 __all__ = ["ReproduceSettings", "DEFAULT_SETTINGS", "FULL_SETTINGS", "theorem1_coverage",

@@ -1,7 +1,7 @@
 """Worker processes that never outlive the process that started them.
 
 Used as the ``initializer`` of every process pool of :mod:`glmbandits.experiments`
-(the runner and :func:`~glmbandits.experiments.compare.compare_policies`).
+(the runner's local workers).
 """
 
 from __future__ import annotations
