@@ -25,6 +25,7 @@ The rules, kept here once for every public object:
 
 from __future__ import annotations
 
+import math
 import numbers
 from typing import Any, Union
 
@@ -193,7 +194,7 @@ def check_real(value: Any, owner: str, name: str) -> float:
         result = float(value)
     except OverflowError:  # a Python int beyond float64
         raise ValueError(f"{owner}: {name} must have magnitude <= {MAX_MAGNITUDE:g}, got "
-                         f"an int of {int(value).bit_length()} bits") from None
+                         f"an int of {int(math.trunc(value)).bit_length()} bits") from None
     if not np.isfinite(result):
         raise ValueError(f"{owner}: {name} must be finite, got {format_value(result)}")
     if abs(result) > MAX_MAGNITUDE or 0.0 < abs(result) < MIN_MAGNITUDE:

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import Any, Union
 
 import numpy as np
+import numpy.typing as npt
 from scipy import special
 
 from ._validation import check_nonnegative, check_positive
@@ -52,6 +53,8 @@ __all__ = [
 ]
 
 ArrayLike = Union[float, np.ndarray]
+#: What the link functions return: float64 values, elementwise.
+FloatArray = npt.NDArray[np.float64]
 
 _SQRT_2PI = math.sqrt(2.0 * math.pi)
 #: exp() argument cap of the Poisson family: e^700 ~ 1e304 is still finite.
@@ -77,27 +80,27 @@ class GLMFamily(ABC):
     mean_range: tuple[float, float] = (-math.inf, math.inf)
 
     @abstractmethod
-    def mean(self, z: ArrayLike) -> np.ndarray:
+    def mean(self, z: ArrayLike) -> FloatArray:
         """μ(z), the expected reward at linear predictor z."""
 
     @abstractmethod
-    def dmean(self, z: ArrayLike) -> np.ndarray:
+    def dmean(self, z: ArrayLike) -> FloatArray:
         """μ'(z) (always > 0)."""
 
     @abstractmethod
-    def d2mean(self, z: ArrayLike) -> np.ndarray:
+    def d2mean(self, z: ArrayLike) -> FloatArray:
         """μ''(z)."""
 
     @abstractmethod
-    def antiderivative(self, z: ArrayLike) -> np.ndarray:
+    def antiderivative(self, z: ArrayLike) -> FloatArray:
         """m(z) with m' = μ; convex, so the estimating equation has a convex potential."""
 
     @abstractmethod
-    def in_domain(self, y: ArrayLike) -> np.ndarray:
+    def in_domain(self, y: ArrayLike) -> npt.NDArray[np.bool_]:
         """Boolean mask: which rewards the family accepts."""
 
     @abstractmethod
-    def sample(self, mean: ArrayLike, rng: np.random.Generator) -> np.ndarray:
+    def sample(self, mean: ArrayLike, rng: np.random.Generator) -> FloatArray:
         """Draw rewards with the given expected values."""
 
     @abstractmethod
@@ -145,7 +148,7 @@ class GLMFamily(ABC):
         return hash((type(self).__name__, tuple(sorted(self.__dict__.items()))))
 
 
-def _asarray(z: ArrayLike) -> np.ndarray:
+def _asarray(z: ArrayLike) -> FloatArray:
     return np.asarray(z, dtype=np.float64)
 
 
@@ -155,11 +158,11 @@ class _BernoulliFamily(GLMFamily):
     reward_domain = "[0, 1]"
     mean_range = (0.0, 1.0)
 
-    def in_domain(self, y: ArrayLike) -> np.ndarray:
+    def in_domain(self, y: ArrayLike) -> npt.NDArray[np.bool_]:
         y = _asarray(y)
         return (y >= 0.0) & (y <= 1.0)
 
-    def sample(self, mean: ArrayLike, rng: np.random.Generator) -> np.ndarray:
+    def sample(self, mean: ArrayLike, rng: np.random.Generator) -> FloatArray:
         mean = _asarray(mean)
         return (rng.random(mean.shape) < mean).astype(np.float64)
 
@@ -179,19 +182,19 @@ class LogisticFamily(_BernoulliFamily):
     canonical = True
     saturation = 36.0
 
-    def mean(self, z: ArrayLike) -> np.ndarray:
+    def mean(self, z: ArrayLike) -> FloatArray:
         return special.expit(_asarray(z))
 
-    def dmean(self, z: ArrayLike) -> np.ndarray:
+    def dmean(self, z: ArrayLike) -> FloatArray:
         z = _asarray(z)
         return special.expit(z) * special.expit(-z)
 
-    def d2mean(self, z: ArrayLike) -> np.ndarray:
+    def d2mean(self, z: ArrayLike) -> FloatArray:
         z = _asarray(z)
         p = special.expit(z)
         return p * special.expit(-z) * (1.0 - 2.0 * p)
 
-    def antiderivative(self, z: ArrayLike) -> np.ndarray:
+    def antiderivative(self, z: ArrayLike) -> FloatArray:
         return np.logaddexp(0.0, _asarray(z))
 
 
@@ -224,18 +227,18 @@ class ProbitFamily(_BernoulliFamily):
     #: φ(8.2)/φ(0) ≈ 2.5e-15; beyond z ≈ 8.29 float64 rounds Φ(z) to exactly 1.
     saturation = 8.2
 
-    def mean(self, z: ArrayLike) -> np.ndarray:
+    def mean(self, z: ArrayLike) -> FloatArray:
         return special.ndtr(_asarray(z))
 
-    def dmean(self, z: ArrayLike) -> np.ndarray:
+    def dmean(self, z: ArrayLike) -> FloatArray:
         z = _asarray(z)
         return np.exp(-0.5 * z * z) / _SQRT_2PI
 
-    def d2mean(self, z: ArrayLike) -> np.ndarray:
+    def d2mean(self, z: ArrayLike) -> FloatArray:
         z = _asarray(z)
         return -z * self.dmean(z)
 
-    def antiderivative(self, z: ArrayLike) -> np.ndarray:
+    def antiderivative(self, z: ArrayLike) -> FloatArray:
         z = _asarray(z)
         return z * special.ndtr(z) + self.dmean(z)
 
@@ -272,23 +275,23 @@ class LinearFamily(GLMFamily):
     def __repr__(self) -> str:
         return f"LinearFamily(noise_sd={self.noise_sd!r})"
 
-    def mean(self, z: ArrayLike) -> np.ndarray:
+    def mean(self, z: ArrayLike) -> FloatArray:
         return _asarray(z).copy()
 
-    def dmean(self, z: ArrayLike) -> np.ndarray:
+    def dmean(self, z: ArrayLike) -> FloatArray:
         return np.ones_like(_asarray(z))
 
-    def d2mean(self, z: ArrayLike) -> np.ndarray:
+    def d2mean(self, z: ArrayLike) -> FloatArray:
         return np.zeros_like(_asarray(z))
 
-    def antiderivative(self, z: ArrayLike) -> np.ndarray:
+    def antiderivative(self, z: ArrayLike) -> FloatArray:
         z = _asarray(z)
         return 0.5 * z * z
 
-    def in_domain(self, y: ArrayLike) -> np.ndarray:
+    def in_domain(self, y: ArrayLike) -> npt.NDArray[np.bool_]:
         return np.isfinite(_asarray(y))
 
-    def sample(self, mean: ArrayLike, rng: np.random.Generator) -> np.ndarray:
+    def sample(self, mean: ArrayLike, rng: np.random.Generator) -> FloatArray:
         mean = _asarray(mean)
         return mean + self.noise_sd * rng.standard_normal(mean.shape)
 
@@ -320,18 +323,18 @@ class PoissonFamily(GLMFamily):
     saturation = 40.0
     mean_range = (0.0, math.inf)
 
-    def mean(self, z: ArrayLike) -> np.ndarray:
+    def mean(self, z: ArrayLike) -> FloatArray:
         return np.exp(np.minimum(_asarray(z), _EXP_CAP))
 
     dmean = mean
     d2mean = mean
     antiderivative = mean
 
-    def in_domain(self, y: ArrayLike) -> np.ndarray:
+    def in_domain(self, y: ArrayLike) -> npt.NDArray[np.bool_]:
         y = _asarray(y)
         return (y >= 0.0) & np.isfinite(y)
 
-    def sample(self, mean: ArrayLike, rng: np.random.Generator) -> np.ndarray:
+    def sample(self, mean: ArrayLike, rng: np.random.Generator) -> FloatArray:
         return np.asarray(rng.poisson(_asarray(mean)), dtype=np.float64)
 
     def _lipschitz(self, radius: float) -> float:

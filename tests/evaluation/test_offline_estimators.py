@@ -104,3 +104,13 @@ def test_fit_on_log_trains_a_policy_that_beats_random_offline() -> None:
     assert trained > random + 0.15
     estimate = doubly_robust(policy, test)
     assert estimate.ci_low > random
+
+
+def test_collect_log_takes_a_seed_sequence_as_its_seed_like_argument() -> None:
+    # SeedLike includes SeedSequence; collect_log passed it to SeedSequence() (a TypeError)
+    env = SyntheticGLMEnv(3, n_actions=5, theta=THETA_STAR, seed=0)
+    first = collect_log(env, 50, seed=np.random.SeedSequence(7))
+    again = collect_log(env, 50, seed=np.random.SeedSequence(7))
+    assert np.array_equal(first.actions, again.actions)
+    assert np.array_equal(first.rewards, again.rewards)
+    assert np.array_equal(first.actions, collect_log(env, 50, seed=7).actions)

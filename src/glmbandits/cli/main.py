@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import sys
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from .._version import __version__
 from .bench import add_bench_arguments, run_bench
@@ -70,7 +70,9 @@ class _CommandParser(argparse.ArgumentParser):
             add_arguments, self._add_arguments = self._add_arguments, None
             add_arguments(self)
 
-    def parse_known_args(self, args=None, namespace=None):  # type: ignore[override]
+    def parse_known_args(  # type: ignore[override]
+            self, args: Sequence[str] | None = None, namespace: Any = None
+    ) -> tuple[argparse.Namespace, list[str]]:
         self._complete()
         namespace, extras = super().parse_known_args(args, namespace)
         if extras:

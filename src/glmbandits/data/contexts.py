@@ -102,7 +102,8 @@ class PaddedContexts:
 
     def chosen(self, actions: np.ndarray) -> np.ndarray:
         """(T, d): the feature vector of each round's given action."""
-        return self.array[np.arange(self.n_rounds), actions]
+        rows: np.ndarray = self.array[np.arange(self.n_rounds), actions]
+        return rows
 
     def subset(self, rounds: np.ndarray) -> "PaddedContexts":
         return PaddedContexts(self.array[rounds], self.n_actions[rounds])

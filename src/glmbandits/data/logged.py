@@ -248,6 +248,7 @@ class LoggedBanditData:
         joined = JoinedDecisions.from_log(log_or_path, include_defaults=include_defaults,
                                           owner=owner)
         label = Path(joined.source).stem
+        assert joined.policy_actions is not None  # from_log fills it
         shadow = joined.policy_actions >= 0
         keep = [i for i, source in enumerate(joined.reward_sources)
                 if source is not None and not shadow[i]]
@@ -372,8 +373,8 @@ class LoggedBanditData:
     def save(self, path: str | Path) -> Path:
         """Write the log as an ``.npz`` (contexts padded to (T, K_max, d))."""
         contexts, counts = self.contexts.padded()
-        columns: dict[str, np.ndarray] = {"contexts": contexts, "n_actions": counts,
-                                          "action": self.actions, "reward": self.rewards}
+        columns: dict[str, Any] = {"contexts": contexts, "n_actions": counts,
+                                   "action": self.actions, "reward": self.rewards}
         if self.propensities is not None:
             columns["propensity"] = self.propensities
         if self.reward_table is not None:

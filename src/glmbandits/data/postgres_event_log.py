@@ -224,7 +224,8 @@ class PostgresEventLog(EventLogBase):
             for attempt in (1, 2):
                 connection = self._live(owner)
                 try:
-                    return connection.execute(sql, params).fetchall()
+                    rows: list[tuple[Any, ...]] = connection.execute(sql, params).fetchall()
+                    return rows
                 except self._psycopg.OperationalError:
                     if attempt == 2 or not connection.broken or self._batch_depth:
                         raise

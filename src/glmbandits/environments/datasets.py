@@ -47,7 +47,8 @@ def standardize(X: np.ndarray) -> np.ndarray:
     """Columns centred and scaled to unit variance (constant columns are only centred)."""
     centred = X - X.mean(axis=0)
     scale = centred.std(axis=0)
-    return centred / np.where(scale > 0, scale, 1.0)
+    scaled: np.ndarray = centred / np.where(scale > 0, scale, 1.0)
+    return scaled
 
 
 def scale_into_unit_ball(X: np.ndarray) -> np.ndarray:

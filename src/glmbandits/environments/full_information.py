@@ -145,7 +145,8 @@ class PerActionFeaturesEnv(FullInformationEnv):
         super().__init__(table, array.shape[2], seed=seed, name=name)
 
     def _contexts_of(self, i: int) -> np.ndarray:
-        return self.features[i]
+        contexts: np.ndarray = self.features[i]
+        return contexts
 
 
 class ClassificationBanditEnv(FullInformationEnv):

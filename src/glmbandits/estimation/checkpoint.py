@@ -75,8 +75,8 @@ class Checkpoint:
             child.restore()
         for array, copy in self.arrays or ():
             array[...] = copy
-        for items, copy in self.lists or ():
-            items[:] = copy
+        for items, contents in self.lists or ():
+            items[:] = contents
         for items, length in self.logs or ():
             del items[length:]
         attributes = self.owner.__dict__

@@ -172,6 +172,7 @@ def are_roots(gradient_norms: np.ndarray, thresholds: np.ndarray, l2: float,
         small = small | (values <= thresholds)
     if l2 > 0.0 or not small.any():
         return small
+    assert eta_max is not None and eta_step is not None, "l2 == 0 needs eta_max and eta_step"
     small &= eta_max <= saturation
     if not small.any():
         return small

@@ -60,7 +60,8 @@ def inverse_gram(X: np.ndarray, l2: float = 0.0) -> np.ndarray:
     eigenvalues, eigenvectors = np.linalg.eigh(gram)
     floor = 1e-10 * max(1.0, float(eigenvalues[-1]))
     inverse = (eigenvectors / np.maximum(eigenvalues, floor)) @ eigenvectors.T
-    return 0.5 * (inverse + inverse.T)
+    symmetric: np.ndarray = 0.5 * (inverse + inverse.T)
+    return symmetric
 
 
 def jittered_cholesky_solve(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray | None:
@@ -103,9 +104,9 @@ def solve_spd(matrix: np.ndarray, rhs: np.ndarray) -> np.ndarray:
             return solution
     except np.linalg.LinAlgError:
         pass
-    solution = jittered_cholesky_solve(matrix, rhs)
-    if solution is not None:
-        return solution
+    jittered = jittered_cholesky_solve(matrix, rhs)
+    if jittered is not None:
+        return jittered
     with np.errstate(all="ignore"):
         scale = float(np.trace(matrix)) / matrix.shape[0]
     scale = scale if math.isfinite(scale) and scale > 0.0 else 1.0

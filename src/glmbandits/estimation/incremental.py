@@ -171,6 +171,7 @@ class IncrementalMLE:
         if self.logistic_:
             if self.column_copy:  # columns_ holds X'/2, flips_ holds 1 - 2y
                 n = X.shape[0]
+                assert self.columns_ is not None and self.flips_ is not None  # _sync_columns
                 XT_half = self.columns_[:, :n]
                 half = theta @ XT_half  # η/2
                 eta_max = 2.0 * float(np.abs(half).max()) if need_max else math.nan
@@ -185,7 +186,11 @@ class IncrementalMLE:
                 gradient *= 0.5
                 gradient += self.offset_
         else:
-            XT = self.columns_[:, : X.shape[0]] if self.column_copy else X.T
+            if self.column_copy:
+                assert self.columns_ is not None  # _sync_columns filled it
+                XT = self.columns_[:, : X.shape[0]]
+            else:
+                XT = X.T
             eta = theta @ XT
             eta_max = float(np.abs(eta).max()) if need_max else math.nan
             gradient = XT @ (self.family.mean(eta) - y)
@@ -206,6 +211,7 @@ class IncrementalMLE:
 
     def _invert_hessian(self) -> None:
         """A⁻¹ from A by Cholesky; both set to None when A is numerically singular."""
+        assert self.hess_ is not None  # formed or updated just before
         d = self.hess_.shape[0]
         try:
             factor = linalg.cho_factor(self.hess_, lower=True, check_finite=False)
@@ -231,11 +237,13 @@ class IncrementalMLE:
             grown = np.empty((X.shape[1], capacity))
             flips = np.empty(capacity)
             if start:
+                assert columns is not None and self.flips_ is not None  # start > 0: copied before
                 grown[:, :start] = columns[:, :start]
                 flips[:start] = self.flips_[:start]
             self.columns_ = columns = grown
             self.flips_ = flips
         if self.logistic_:
+            assert self.flips_ is not None  # allocated with the columns
             if n - start == 1:
                 np.multiply(X[start], 0.5, out=columns[:, start])
                 self.flips_[start] = 1.0 - 2.0 * float(y[start])
@@ -279,14 +287,15 @@ class IncrementalMLE:
                 self.hess_ = None  # only A⁻¹ is kept up to date here (A: re-formed if needed)
         elif n > self.n_seen_:
             new = X[self.n_seen_:n]
-            eta = new @ theta
+            etas = new @ theta
             if self.logistic_ and not self.column_copy:
+                assert self.offset_ is not None  # set with grad_
                 self.offset_ = self.offset_ + new.T @ (0.5 - y[self.n_seen_:n])
-            self.grad_ = self.grad_ + new.T @ (self.family.mean(eta) - y[self.n_seen_:n])
+            self.grad_ = self.grad_ + new.T @ (self.family.mean(etas) - y[self.n_seen_:n])
             if self.hess_ is None:
                 self.hess_inv_ = None
             elif self.hess_inv_ is not None:
-                self.hess_ = self.hess_ + (new.T * self.family.dmean(eta)) @ new
+                self.hess_ = self.hess_ + (new.T * self.family.dmean(etas)) @ new
                 self._invert_hessian()
         self.n_seen_ = n
 
@@ -318,6 +327,7 @@ class IncrementalMLE:
         """
         theta, converged, n_iter, norm, message = self._solve(X, y, V_inv, v_norm_tol)
         if norm != norm:  # accepted on the certificate: report the gradient's max-norm too
+            assert self.grad_ is not None  # the accepted root's
             norm = float(np.abs(self.grad_).max())
         return GLMFit(theta, converged, n_iter, norm, message)
 
@@ -329,8 +339,9 @@ class IncrementalMLE:
         if self.hess_inv_ is not None and n >= _REFORM_GROWTH * self.hessian_n_:
             self.hess_ = self.hess_inv_ = None  # A has aged: re-form it exactly at this refit
         first = None
-        if (certify and _FAST_PATH and self.logistic_ and self.column_copy
+        if (certify and V_inv is not None and _FAST_PATH and self.logistic_ and self.column_copy
                 and self.hess_inv_ is not None and self.grad_ is not None
+                and self.columns_ is not None
                 and n == self.n_seen_ + 1 == self.columns_n_ + 1 and self.columns_.shape[1] >= n):
             first = self._first_step_one_sample(X, y, V_inv, v_norm_tol)
             if first is None:  # accepted
@@ -339,6 +350,7 @@ class IncrementalMLE:
             self._absorb(X, y)
         threshold = self.tol * (n if n > 1 else 1.0)
         theta, gradient = self.theta_, self.grad_
+        assert gradient is not None  # _absorb set it
         # With a certificate, the max-norm of the first gradient is only needed if
         # progress has to be checked (it is never below the threshold after a new sample).
         norm = math.nan if certify else float(np.abs(gradient).max())
@@ -360,7 +372,7 @@ class IncrementalMLE:
                 new_gradient, eta_max = self._gradient(X, y, candidate)
             if self.l2 == 0.0 and eta_max > self.family.saturation:
                 break
-            if certify and certified_v_norm_error(
+            if certify and V_inv is not None and certified_v_norm_error(
                     new_gradient, eta_max, V_inv, self.family, self.l2, self.kappa_cache_,
                     min(v_norm_tol, MAX_CERTIFY_RADIUS)) <= v_norm_tol:
                 new_norm = math.nan  # not needed: :meth:`refit` computes it when asked
@@ -446,6 +458,7 @@ class IncrementalMLE:
         last = n - 1
         x, reward = X[last], float(y[last])
         columns, flips = self.columns_, self.flips_
+        assert columns is not None and flips is not None  # the caller checked the capacity
         np.multiply(x, 0.5, out=columns[:, last])  # _sync_columns
         flips[last] = 1.0 - 2.0 * reward
         self.columns_n_ = n

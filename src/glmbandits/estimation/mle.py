@@ -138,7 +138,8 @@ def _newton_direction(hessian: np.ndarray, gradient: np.ndarray) -> np.ndarray:
     step = jittered_cholesky_solve(hessian, gradient)
     if step is not None:
         return -step
-    return -gradient / max(float(np.trace(hessian)) / hessian.shape[0], 1e-300)
+    steepest: np.ndarray = -gradient / max(float(np.trace(hessian)) / hessian.shape[0], 1e-300)
+    return steepest
 
 
 def solve_estimating_equation(

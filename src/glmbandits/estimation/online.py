@@ -140,4 +140,5 @@ def project_ball(theta: np.ndarray, radius: float, metric: np.ndarray | None = N
             hi = mid
         if hi - lo <= 1e-14 * max(1.0, hi):
             break
-    return eigenvectors @ (coords / (eigenvalues + hi))
+    solution: np.ndarray = eigenvectors @ (coords / (eigenvalues + hi))
+    return solution

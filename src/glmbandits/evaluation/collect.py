@@ -24,7 +24,8 @@ def softmax_logging(theta: Any, temperature: float = 1.0) -> LoggingRule:
     def probabilities(contexts: np.ndarray) -> np.ndarray:
         scores = contexts @ theta / temperature
         weights = np.exp(scores - scores.max())
-        return weights / weights.sum()
+        normalised: np.ndarray = weights / weights.sum()
+        return normalised
 
     return probabilities
 
@@ -79,10 +80,12 @@ def collect_log(env: Any, horizon: int, logging: Any = "uniform", *,
         rule = logging
     else:
         raise ValueError(f"{owner}: logging must be 'uniform' or a callable, got {logging!r}")
+    env_seed: int | np.random.SeedSequence
     if isinstance(seed, np.random.Generator):
         env_seed, rng = int(seed.integers(2**63)), seed
     else:
-        env_seed, log_seed = np.random.SeedSequence(seed).spawn(2)
+        sequence = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+        env_seed, log_seed = sequence.spawn(2)
         rng = as_generator(log_seed, owner)
     contexts = env.reset(seed=env_seed)
     rounds, actions, rewards, propensities, tables = [], [], [], [], []
@@ -90,6 +93,7 @@ def collect_log(env: Any, horizon: int, logging: Any = "uniform", *,
         K = contexts.shape[0]
         if policy is not None:
             action = policy.select(contexts)
+            assert policy.last_propensity_ is not None  # set by the select just made
             propensity = float(policy.last_propensity_)
         else:
             probabilities = np.asarray(rule(contexts), dtype=np.float64)

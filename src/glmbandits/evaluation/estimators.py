@@ -160,6 +160,7 @@ class _Target:
         if probabilities is not None:
             self.at_logged = probabilities[rounds, log.actions]
         else:
+            assert actions is not None  # _target gives one of the two
             self.at_logged = (actions == log.actions).astype(np.float64)
 
 
@@ -176,7 +177,8 @@ def _target(policy: Any, log: LoggedBanditData, owner: str, actions: np.ndarray 
 
 def _diagnose(weights: np.ndarray, log: LoggedBanditData, target: _Target,
               owner: str) -> OverlapDiagnostics:
-    diagnostics = overlap_diagnostics(weights, log.propensities, target.at_logged)
+    diagnostics = overlap_diagnostics(weights, _require_propensities(log, owner),
+                                      target.at_logged)
     warn_if_poor_overlap(diagnostics, owner, stacklevel=4)  # the estimator's caller
     return diagnostics
 
@@ -385,8 +387,10 @@ def doubly_robust(policy: Any, log: LoggedBanditData, *, family: Any = "logistic
             "ij,ij->i", _design(log.contexts.chosen(target.actions), intercept), theta_t))
     else:  # Σ_a π(a|x_t) μ̂(x_{t,a}), round by round (K_t may vary)
         K = log.n_actions
+        pi = target.probabilities
+        assert pi is not None  # _target gives one of the two
         model_target = np.fromiter(
-            (target.probabilities[t, : K[t]] @ family.mean(
+            (pi[t, : K[t]] @ family.mean(
                 _design(log.contexts[t], intercept) @ theta_t[t])
              for t in range(log.n_rounds)), dtype=np.float64, count=log.n_rounds)
     model_logged = family.mean(np.einsum(
@@ -432,6 +436,8 @@ def true_value(policy: Any, log: LoggedBanditData, *,
     target = _target(policy, log, owner, actions, probabilities)
     if target.actions is not None:
         return float(np.mean(log.reward_table[np.arange(log.n_rounds), target.actions]))
-    table = log.reward_table[:, : target.probabilities.shape[1]]
-    table = np.where(target.probabilities > 0.0, table, 0.0)  # padding may hold anything
-    return float(np.mean(np.einsum("ta,ta->t", target.probabilities, table)))
+    pi = target.probabilities
+    assert pi is not None  # _target gives one of the two
+    table = log.reward_table[:, : pi.shape[1]]
+    table = np.where(pi > 0.0, table, 0.0)  # padding may hold anything
+    return float(np.mean(np.einsum("ta,ta->t", pi, table)))

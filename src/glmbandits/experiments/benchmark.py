@@ -25,6 +25,7 @@ import statistics
 import time
 import tracemalloc
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -35,6 +36,7 @@ from ..estimation import sherman_morrison_update
 from ..families import get_family
 from ..policies.base import Policy, tied_scores, ucb_scores
 from ..policies.registry import ProblemSpec, make_policy, policy_names
+from ..policies.scores import ActionScores
 from ..simulation import play, simulate
 from .progress import progress_bar
 
@@ -68,7 +70,7 @@ class NaiveExactUCBGLM(Policy):
             theta = theta - np.linalg.solve(hessian, gradient)
         self.theta_ = theta
 
-    def _choose(self, X: np.ndarray):
+    def _choose(self, X: np.ndarray) -> tuple[int, ActionScores, np.ndarray]:
         if len(self.y_) < self.tau:
             return self._choose_max(tied_scores(X.shape[0]))
         self._fit()
@@ -89,13 +91,12 @@ def policy_variants(horizon: int) -> dict[str, Callable[[Any], Policy]]:
         if name in ("ucb-glm", "supcb-glm"):
             for mode in ("every_round", "lazy"):
                 label = f"{name} ({'exact' if mode == 'every_round' else 'lazy'})"
-                variants[label] = (lambda seed, name=name, mode=mode:
-                                   make_policy(name, problem, seed, refit=mode))
+                variants[label] = partial(make_policy, name, problem, refit=mode)
                 if name == "ucb-glm" and mode == "every_round":  # the strict stopping rule
                     variants["ucb-glm (exact, strict)"] = (
                         lambda seed: make_policy("ucb-glm", problem, seed, refit_tol=0.0))
         else:
-            variants[name] = lambda seed, name=name: make_policy(name, problem, seed)
+            variants[name] = partial(make_policy, name, problem)
     return variants
 
 
@@ -148,7 +149,8 @@ def _projected_seconds(factory: Callable[[Any], Policy], horizon: int, short: tu
     g = max(1.0, math.log(s2 / s1) / math.log(pilot_horizon / short_horizon))
     if g > 1.2:  # the cost per round grows with t: fixed overheads hide it at small t, so
         g = 2.0  # project with the asymptotic exponent of an O(t) round
-    return s2 * (horizon / pilot_horizon) ** g
+    projected: float = s2 * (horizon / pilot_horizon) ** g
+    return projected
 
 
 def bench_policies(horizon: int, n_seeds: int, *, labels: Sequence[str] | None = None,
@@ -309,17 +311,17 @@ def format_table(rows: Sequence[BenchRow], batch: Sequence[BatchRow] = (),
         lines += ["", "| lockstep batch | R | T | sequential policy-rounds/s | batch policy-rounds/s "
                   "| speed-up | trajectories identical | batch steps |",
                   "|---|---:|---:|---:|---:|---:|---|---:|"]
-        for row in batch:
-            lines.append(f"| {row.policy} | {row.n_replicates} | {row.horizon:,} | "
-                         f"{_number(row.sequential_rounds_per_second)} | "
-                         f"{_number(row.batch_rounds_per_second)} | {row.ratio:.1f}x | "
-                         f"{'yes' if row.identical else 'NO'} | {row.steps:,} |")
+        for pair in batch:
+            lines.append(f"| {pair.policy} | {pair.n_replicates} | {pair.horizon:,} | "
+                         f"{_number(pair.sequential_rounds_per_second)} | "
+                         f"{_number(pair.batch_rounds_per_second)} | {pair.ratio:.1f}x | "
+                         f"{'yes' if pair.identical else 'NO'} | {pair.steps:,} |")
     if memory:
         lines += ["", "| peak memory | T | peak traced memory (MiB) | wall s (traced) |",
                   "|---|---:|---:|---:|"]
-        for row in memory:
-            lines.append(f"| {row.policy} | {row.horizon:,} | {row.peak_mib:.2f} | "
-                         f"{row.seconds:.0f} |")
+        for peak in memory:
+            lines.append(f"| {peak.policy} | {peak.horizon:,} | {peak.peak_mib:.2f} | "
+                         f"{peak.seconds:.0f} |")
     return "\n".join(lines)
 
 

@@ -22,6 +22,7 @@ True
 from __future__ import annotations
 
 import math
+import os
 import textwrap
 import zlib
 from pathlib import Path
@@ -182,7 +183,7 @@ def draw_mean_band(axis: Any, x: np.ndarray, curves: np.ndarray, *, label: str,
     return line
 
 
-def save_figure(figure: Any, paths: Sequence[str | Path]) -> list[Path]:
+def save_figure(figure: Any, paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
     """Write ``figure`` to every path (the format from the suffix), then close it."""
     written = []
     try:

@@ -24,7 +24,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Hashable, Iterable, Sequence
+from typing import Any, Callable, Hashable, Iterable, Sequence, TypeVar
 
 import numpy as np
 
@@ -63,8 +63,11 @@ def _slope_text(x: Any, y: Any) -> str:
     return "slope n/a" if np.isnan(slope) else f"slope {slope:.2f}"
 
 
-def _group(runs: Iterable[Any], key: Callable[[Any], Hashable]) -> dict[Hashable, list[Any]]:
-    groups: dict[Hashable, list[Any]] = {}
+_Key = TypeVar("_Key", bound=Hashable)
+
+
+def _group(runs: Iterable[Any], key: Callable[[Any], _Key]) -> dict[_Key, list[Any]]:
+    groups: dict[_Key, list[Any]] = {}
     for run in runs:
         groups.setdefault(key(run), []).append(run)
     return groups
@@ -207,14 +210,16 @@ def loglog_points(group: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
     return rounds[keep], mean[keep]
 
 
-def _styled_groups(groups: dict[Hashable, list[Any]], env_of: Callable[[Hashable], str]
-                   ) -> Iterable[tuple[Hashable, list[Any], dict[str, str], str]]:
+def _styled_groups(groups: dict[tuple[str, str], list[Any]],
+                   env_of: Callable[[tuple[str, str]], str]
+                   ) -> Iterable[tuple[tuple[str, str], list[Any], dict[str, str | None], str]]:
     """(key, runs, line style, name) per (label, environment) group: colour by policy,
     marker by environment, the environment named only when several are drawn."""
     envs = list(dict.fromkeys(env_of(key) for key in groups))
     styles = line_styles((key[0], group[0].policy) for key, group in groups.items())
     for key, group in groups.items():
-        style = dict(styles[key[0]], marker=_MARKERS[envs.index(env_of(key)) % len(_MARKERS)])
+        style: dict[str, str | None] = dict(
+            styles[key[0]], marker=_MARKERS[envs.index(env_of(key)) % len(_MARKERS)])
         name = key[0] if len(envs) < 2 else f"{key[0]}, {env_of(key)}"
         yield key, group, style, name
 

@@ -128,7 +128,8 @@ def theorem2_figure(runs: list[StoredRun], rows: list[dict]) -> Any:
         styles = line_styles((label, members[0].policy) for label, members in by_label.items())
         for label, members in by_label.items():
             rounds = np.asarray(members[0].rounds, dtype=float)
-            draw_mean_band(axis, rounds, np.vstack([r.curve for r in members]), label=label,
+            curves = [r.curve for r in members if r.curve is not None]  # ok runs: all of them
+            draw_mean_band(axis, rounds, np.vstack(curves), label=label,
                            **styles[label])
         t = rounds[rounds > row["tau"]]
         axis.plot(t, theorem2_bound_curve(row, t), color="black", ls="--", lw=1.4,

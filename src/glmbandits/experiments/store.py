@@ -19,7 +19,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
@@ -262,7 +262,7 @@ class ResultStore:
         self._connection = _connect_existing(Path(self.path))
 
     @contextmanager
-    def _using(self):
+    def _using(self) -> Iterator[None]:
         """Turn a SQLite error, or a stored value that no longer decodes, into StoreError."""
         owner = f"ResultStore({self.path!r})"
         try:

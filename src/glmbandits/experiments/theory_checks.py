@@ -77,7 +77,8 @@ FULL_SETTINGS = ReproduceSettings(
 # -- 1. Theorem 1 ---------------------------------------------------------------
 def _sphere(rng: np.random.Generator, n: int, d: int) -> np.ndarray:
     X = rng.standard_normal((n, d))
-    return X / np.linalg.norm(X, axis=1, keepdims=True)
+    unit: np.ndarray = X / np.linalg.norm(X, axis=1, keepdims=True)
+    return unit
 
 
 def _design_meeting(rng: np.random.Generator, d: int, target: float) -> np.ndarray:
@@ -89,7 +90,7 @@ def _design_meeting(rng: np.random.Generator, d: int, target: float) -> np.ndarr
 
 
 def theorem1_coverage(family: str, settings: ReproduceSettings = DEFAULT_SETTINGS,
-                      seed: Any = 0) -> list[dict[str, float]]:
+                      seed: Any = 0) -> list[dict[str, Any]]:
     """Coverage of Theorem 1's width on fixed designs, one row per λ_min(V) level.
 
     For each fraction f of condition (4)'s λ_min (eq. (4)), a design of unit
@@ -114,7 +115,7 @@ def theorem1_coverage(family: str, settings: ReproduceSettings = DEFAULT_SETTING
     rng = np.random.default_rng(seed)
     theta_star = s.coverage_theta_norm * _sphere(rng, 1, d)[0]
     directions = np.vstack([np.eye(d), _sphere(rng, s.coverage_directions, d)])
-    rows = []
+    rows: list[dict[str, Any]] = []
     for fraction in s.coverage_fractions:
         X = _design_meeting(rng, d, fraction * required)
         V = X.T @ X
@@ -152,7 +153,8 @@ class _Recorder:
         self.played: list[np.ndarray] = []
 
     def select(self, contexts: np.ndarray) -> int:
-        return self.policy.select(contexts)
+        action: int = self.policy.select(contexts)
+        return action
 
     def update(self, x: np.ndarray, reward: float) -> None:
         self.played.append(np.array(x, dtype=float))

@@ -327,7 +327,8 @@ class Standardizer:
         """``transform`` without its checks: the builders' per-round path (inputs checked,
         the result checked by ``FeatureBuilder.transform``)."""
         out = np.subtract(x, self.mean_, out=out)
-        return np.divide(out, self.scale_, out=out)
+        scaled: np.ndarray = np.divide(out, self.scale_, out=out)
+        return scaled
 
     def __repr__(self) -> str:
         return f"Standardizer(with_mean={self.with_mean}, with_std={self.with_std})"

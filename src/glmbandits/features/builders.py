@@ -63,6 +63,9 @@ class _SideFeatures(FeatureBuilder):
     """The user vector (broadcast to every action) or the item rows, optionally standardised."""
 
     side = ""
+    # learned by fit (``_fit_state``)
+    scaler_: Standardizer
+    _scratch: np.ndarray
 
     def __init__(self, standardize: bool = False) -> None:
         self.standardize = _check_bool(standardize, type(self).__name__, "standardize")
@@ -79,7 +82,8 @@ class _SideFeatures(FeatureBuilder):
                 "_scratch": np.empty(data.shape[1])}
 
     def _fit_rows(self, state: dict[str, Any]) -> np.ndarray:
-        return state["fit_rows"]
+        rows: np.ndarray = state["fit_rows"]
+        return rows
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(standardize={self.standardize})"
@@ -105,6 +109,7 @@ class UserFeatures(_SideFeatures):
     side = "user"
 
     def _write(self, user: np.ndarray | None, items: np.ndarray | None, out: np.ndarray) -> None:
+        assert user is not None  # transform requires it of a builder fitted on users
         if self.standardize:
             user = self.scaler_._apply(user, out=self._scratch)
         out[...] = user
@@ -130,6 +135,7 @@ class ItemFeatures(_SideFeatures):
     side = "item"
 
     def _write(self, user: np.ndarray | None, items: np.ndarray | None, out: np.ndarray) -> None:
+        assert items is not None  # transform requires them of a builder fitted on items
         if self.standardize:
             self.scaler_._apply(items, out=out)
         else:
@@ -216,6 +222,8 @@ class Concat(FeatureBuilder):
            [7., 3., 4., 1.]]))
     """
 
+    slices_: list[slice]  # learned by fit: each block's columns
+
     def __init__(self, *blocks: FeatureBuilder) -> None:
         if not blocks:
             raise ValueError("Concat: blocks must hold at least one FeatureBuilder, got none")
@@ -276,6 +284,11 @@ class Interaction(FeatureBuilder):
     array([[ 1., 10.,  2., 20.]])
     """
 
+    # learned by fit: each side's projection (None: kept whole) and per-round scratch
+    projections_: list[np.ndarray | None]
+    _factors: tuple[np.ndarray, ...]
+    _projected: tuple[np.ndarray, ...]
+
     def __init__(self, left: FeatureBuilder, right: FeatureBuilder,
                  rank: int | tuple[int | None, int | None] | None = None) -> None:
         self.left = _check_block(left, "Interaction", "left")
@@ -292,7 +305,8 @@ class Interaction(FeatureBuilder):
 
     def _fit_state(self, users: np.ndarray | None, items: np.ndarray | None) -> dict[str, Any]:
         children = [self.left._fit_state(users, items), self.right._fit_state(users, items)]
-        projections, dims, norms = [], [], []
+        projections: list[np.ndarray | None] = []
+        dims, norms = [], []
         for block, state, r in zip(self._children(), children, self._ranks):
             width = state["n_features_out_"]
             if r is None or r >= width:
@@ -365,6 +379,8 @@ class UnitBall(FeatureBuilder):
     >>> b.transform(np.array([3.0, 4.0]), np.zeros((1, 1)))
     array([[0.6, 0.8]])
     """
+
+    factor_: float  # learned by fit
 
     def __init__(self, block: FeatureBuilder) -> None:
         self.block = _check_block(block, "UnitBall", "block")

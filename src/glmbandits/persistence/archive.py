@@ -80,7 +80,7 @@ _METHODS = {"manifest.json": (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED),
 
 def array_sha256(array: np.ndarray) -> str:
     """SHA-256 of the array's C-contiguous bytes (hashed in place when it is C-contiguous)."""
-    return hashlib.sha256(np.ascontiguousarray(array).reshape(-1).view(np.uint8)).hexdigest()
+    return hashlib.sha256(np.ascontiguousarray(array).reshape(-1).view(np.uint8).data).hexdigest()
 
 
 def build_manifest(class_name: str, params: Mapping[str, Any], state: bytes,
@@ -245,7 +245,7 @@ def check_manifest(path: Any, manifest: Any) -> None:
         found = manifest.get("format") if type(manifest) is dict else type(manifest).__name__
         raise _refuse(path, f"manifest format must be {FORMAT_NAME!r}, got {found!r}")
     version = manifest.get("format_version")
-    if not _is_int(version):
+    if type(version) is not int:  # _is_int, spelled so that the type checker narrows it
         raise _refuse(path, f"format_version must be an int, got {version!r}")
     if version > FORMAT_VERSION:
         raise _refuse(path, f"format_version {version} is newer than this glmbandits "

@@ -192,7 +192,8 @@ def _check_decision_options(policy: Any, owner: str) -> None:
     where = f"{owner}.decisions_"
 
     def reward_check(value: Any, who: str) -> float:
-        return policy._check_reward(value, f"{who}: default_reward")
+        checked: float = policy._check_reward(value, f"{who}: default_reward")
+        return checked
 
     type(decisions)().configure(where, reward_check, **decisions.options())
 
@@ -282,7 +283,7 @@ class _StateWalk:
     def _float(self, value: Any, path: str, cls: type | None, name: str | None) -> None:
         if math.isfinite(value):
             return
-        if cls is not None and not math.isnan(value):
+        if cls is not None and name is not None and not math.isnan(value):
             for klass in cls.__mro__:
                 if INFINITE_SENTINELS.get((qualified_name(klass), name)) == value:
                     return

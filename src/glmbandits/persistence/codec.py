@@ -159,7 +159,7 @@ def dumps_json(tree: Any) -> bytes:
     return json.dumps(tree, allow_nan=False, ensure_ascii=False, separators=(",", ":")).encode()
 
 
-def loads_json(data: bytes) -> Any:
+def loads_json(data: bytes | bytearray) -> Any:
     """Parse strict JSON: NaN/Infinity tokens and repeated keys are refused.
 
     Raises

@@ -69,7 +69,7 @@ class Decoder:
             raise MalformedStateError(f"unexpected JSON value of type {type(node).__name__}")
         tag = node.get("$")
         handler = _HANDLERS.get(tag) if isinstance(tag, str) else None
-        if handler is None:
+        if handler is None or not isinstance(tag, str):
             raise MalformedStateError(f"unknown node type {tag!r}")
         expected = _FIELDS[tag]
         if not (set(node) - {"$"} <= expected[0] | expected[1]) or not expected[0] <= set(node):
@@ -141,7 +141,7 @@ class Decoder:
                 f"the state's compact lists hold {self._list_items} items, more than "
                 f"{self._max_bytes // COMPACT_ITEM_BYTES} (max_bytes // {COMPACT_ITEM_BYTES}, "
                 f"max_bytes = {self._max_bytes}: each item becomes a Python number)")
-        value = array.tolist()
+        value: list[Any] = array.tolist()
         self._memo.append(value)
         return value
 
@@ -161,7 +161,8 @@ class Decoder:
         _checked_dtype(dtype)
         if len(raw) != dtype.itemsize:
             raise MalformedStateError(f"a {dtype} scalar needs {dtype.itemsize} bytes, got {len(raw)}")
-        value = np.frombuffer(raw, dtype=dtype, count=1)[0] if dtype.itemsize else dtype.type()
+        value: np.generic = (np.frombuffer(raw, dtype=dtype, count=1)[0] if dtype.itemsize
+                             else dtype.type())
         self._memo.append(value)
         return value
 
@@ -203,7 +204,7 @@ class Decoder:
 
     def _object(self, node: dict, depth: int) -> Any:
         try:
-            cls = resolve_class(node["module"], node["qualname"])
+            cls: Any = resolve_class(node["module"], node["qualname"])  # any allowed class
         except (LookupError, ImportError) as error:
             raise MalformedStateError(str(error)) from None
         obj = cls.__new__(cls)
@@ -251,7 +252,7 @@ def _seed_words(value: Any, name: str) -> int:
         if value.dtype.kind not in "iu" or (value.size and int(value.min()) < 0):
             raise MalformedStateError(f"a SeedSequence's {name} must hold non-negative ints, "
                                       f"got an array of {value.dtype}")
-        return value.size * max(1, value.dtype.itemsize // 4)
+        return int(value.size * max(1, value.dtype.itemsize // 4))
     words = 0
     for item in value if type(value) in (list, tuple) else [value]:
         if isinstance(item, (bool, np.bool_)) or not isinstance(item, (int, np.integer)) \

@@ -99,7 +99,7 @@ def save(policy: Any, path: str | os.PathLike[str]) -> Path:
     return write_atomic(path, pack(manifest, state, npz_bytes(arrays)))
 
 
-def _contradicting(params: dict[str, Any], written: dict[str, Any], cls: type) -> list[str]:
+def _contradicting(params: dict[str, Any], written: dict[str, Any], cls: type[Any]) -> list[str]:
     """The parameters on which the manifest and the restored state disagree.
 
     A parameter the manifest does not list agrees when the state holds its default: the

@@ -9,6 +9,7 @@ import numpy as np
 
 from .._validation import SeedLike, check_positive, check_probability
 from ..estimation import sherman_morrison_update
+from ..families import GLMFamily
 from .base import ActionScores, Policy, gram_norms
 from ..estimation.online import project_ball, proximal_glm_step
 
@@ -85,6 +86,9 @@ class ECOLog(Policy):
     >>> bool(policy.theta_[0] > 0)
     True
     """
+
+    #: Always a family here (the family-free policies of ``Policy`` keep ``None``).
+    family: GLMFamily
 
     #: ``alpha`` giving the paper's confidence radius (Faury et al. 2022, Theorem 1).
     THEORY_ALPHA = 1.0

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import SeedLike, check_int, check_nonnegative, check_real
+from ..families import GLMFamily
 from .base import ActionScores, Policy, argmax_random_tie, tied_scores
 from ..estimation.estimates import GLMEstimate
 
@@ -65,6 +66,9 @@ class EpsilonGreedy(Policy):
     True
     """
 
+    #: Always a family here (the family-free policies of ``Policy`` keep ``None``).
+    family: GLMFamily
+
     def __init__(self, n_features: int, family: Any = "logistic", epsilon: float = 0.1,
                  decay: float = 0.0, tau: int | None = None, l2: float = 1.0,
                  seed: SeedLike = None,
@@ -86,7 +90,8 @@ class EpsilonGreedy(Policy):
     def current_epsilon(self) -> float:
         """ε_t for the coming round t = n_updates_ + 1."""
         t = self.n_updates_ + 1
-        return min(1.0, self.epsilon * t ** (-self.decay))
+        epsilon: float = self.epsilon * t ** (-self.decay)
+        return min(1.0, epsilon)
 
     def _choose(self, X: np.ndarray) -> tuple[int, ActionScores, np.ndarray]:
         K = X.shape[0]

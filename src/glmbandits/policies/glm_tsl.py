@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import SeedLike, check_int, check_positive
+from ..families import GLMFamily
 from .base import ActionScores, Policy, tied_scores
 from ..estimation.estimates import GLMEstimate
 from .thompson import thompson_distribution
@@ -66,6 +67,9 @@ class GLMTSL(Policy):
     True
     """
 
+    #: Always a family here (the family-free policies of ``Policy`` keep ``None``).
+    family: GLMFamily
+
     def __init__(self, n_features: int, family: Any = "logistic", a: float = 1.0,
                  tau: int | None = None, l2: float = 1.0, n_propensity_samples: int = 32,
                  seed: SeedLike = None,
@@ -87,7 +91,7 @@ class GLMTSL(Policy):
         """H_t = l2·I + Σ μ'(X_s'θ̂) X_s X_s' at the current MLE."""
         theta = self.estimate_.theta
         X = self.estimate_.history.X
-        H = (X.T * self.family.dmean(X @ theta)) @ X
+        H: np.ndarray = (X.T * self.family.dmean(X @ theta)) @ X
         H.flat[:: self.n_features + 1] += self.l2
         return H
 

@@ -9,6 +9,7 @@ import numpy as np
 from scipy import optimize
 
 from .._validation import SeedLike, check_int, check_nonnegative, check_positive
+from ..families import GLMFamily
 from .base import ActionScores, Policy, gram_norms, tied_scores
 from ..estimation.estimates import GLMEstimate
 from ..estimation.online import project_ball
@@ -79,6 +80,9 @@ class GLMUCB(Policy):
     1
     """
 
+    #: Always a family here (the family-free policies of ``Policy`` keep ``None``).
+    family: GLMFamily
+
     def __init__(self, n_features: int, family: Any = "logistic", alpha: float = 1.0,
                  projection: bool = False, radius: float = 3.0, tau: int | None = None,
                  l2: float = 1.0, seed: SeedLike = None,
@@ -133,10 +137,17 @@ class GLMUCB(Policy):
             if not (np.all(np.isfinite(target)) and np.isfinite(objective(start)[0])):
                 self.n_projections_ += 1
                 return start
-            constraint = {"type": "ineq", "fun": lambda th: self.radius ** 2 - th @ th,
-                          "jac": lambda th: -2.0 * th}
-            result = optimize.minimize(objective, start, jac=True, method="SLSQP",
-                                       constraints=[constraint], options={"maxiter": 100})
+
+            def inside(th: np.ndarray) -> float:  # the constraint r² - ‖θ‖² >= 0
+                return self.radius ** 2 - float(th @ th)
+
+            def inside_gradient(th: np.ndarray) -> np.ndarray:
+                return -2.0 * th
+
+            result = optimize.minimize(
+                objective, start, jac=True, method="SLSQP",
+                constraints=[{"type": "ineq", "fun": inside, "jac": inside_gradient}],
+                options={"maxiter": 100})
         candidate = result.x if np.all(np.isfinite(result.x)) else start
         self.n_projections_ += 1
         return project_ball(candidate, self.radius)  # SLSQP may end a hair outside

@@ -8,6 +8,7 @@ import numpy as np
 
 from .._validation import SeedLike, check_positive
 from ..estimation import sherman_morrison_update
+from ..families import GLMFamily
 from .base import ActionScores, Policy, ucb_scores
 from ..estimation.online import project_ball
 
@@ -71,6 +72,9 @@ class GLOC(Policy):
     >>> bool(policy.theta_online_[0] > 0)
     True
     """
+
+    #: Always a family here (the family-free policies of ``Policy`` keep ``None``).
+    family: GLMFamily
 
     _finite_state = ("V_", "V_inv_", "b_", "theta_", "theta_online_")
 

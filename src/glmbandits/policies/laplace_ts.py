@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import SeedLike, check_int, check_positive
+from ..families import GLMFamily
 from .base import ActionScores, Policy
 from .thompson import thompson_distribution
 from ..estimation.online import proximal_glm_step
@@ -68,6 +69,9 @@ class LaplaceTS(Policy):
     >>> bool(policy.m_[0] > 0), float(policy.q_[1])
     (True, 1.0)
     """
+
+    #: Always a family here (the family-free policies of ``Policy`` keep ``None``).
+    family: GLMFamily
 
     _finite_state = ("m_", "q_")
 

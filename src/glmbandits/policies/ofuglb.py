@@ -47,7 +47,8 @@ class RidgePotential:
 
     def hessian(self, theta: np.ndarray) -> np.ndarray:
         weights = self.family.dmean(self.X @ theta)
-        return (self.X.T * weights) @ self.X + self.l2 * np.eye(theta.shape[0])
+        hessian: np.ndarray = (self.X.T * weights) @ self.X + self.l2 * np.eye(theta.shape[0])
+        return hessian
 
     def tilted_minimiser(self, s: float, x: np.ndarray, theta: np.ndarray
                          ) -> tuple[np.ndarray, float, np.ndarray]:
@@ -258,6 +259,9 @@ class OFUGLB(Policy):
     >>> a, policy.n_updates_
     (0, 1)
     """
+
+    #: Always a family here (the family-free policies of ``Policy`` keep ``None``).
+    family: GLMFamily
 
     #: ``beta_scale`` giving the theoretical radius β_t^theory.
     THEORY_BETA_SCALE = 1.0

@@ -115,6 +115,9 @@ class RSGLinCB(Policy):
     True
     """
 
+    #: Always a family here (the family-free policies of ``Policy`` keep ``None``).
+    family: GLMFamily
+
     #: The authors' reference-code value of ``warmup_constant`` (c_w).
     THEORY_WARMUP_CONSTANT = 0.01
     #: The practical default of ``warmup_constant`` (see the class docstring).

@@ -94,10 +94,12 @@ class ActionScores:
         Li, Lu & Zhou (2017), Algorithm 1 step 2, and Filippi et al. (2010), GLM-UCB.
         """
         if self.family is None:
-            return self.mean + self.width
+            bound: np.ndarray = self.mean + self.width
+            return bound
         if self.scale == "reward":
             low, high = self.family.mean_range
-            return np.clip(self.family.mean(self.mean) + self.width, low, high)
+            clipped: np.ndarray = np.clip(self.family.mean(self.mean) + self.width, low, high)
+            return clipped
         return self.family.mean(self.mean + self.width)
 
     def _with_family(self, family: GLMFamily | None) -> "ActionScores":
@@ -110,7 +112,8 @@ class ActionScores:
 def gram_norms(X: np.ndarray, V_inv: np.ndarray) -> np.ndarray:
     """‖x_a‖_{V⁻¹} for every row of X: one (K, d)@(d, d) product, no loop over actions."""
     quadratic = np.einsum("ij,ij->i", X @ V_inv, X)
-    return np.sqrt(np.maximum(quadratic, 0.0))
+    norms: np.ndarray = np.sqrt(np.maximum(quadratic, 0.0))
+    return norms
 
 
 def ucb_scores(X: np.ndarray, theta: np.ndarray, V_inv: np.ndarray, alpha: float) -> ActionScores:

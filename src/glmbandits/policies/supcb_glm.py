@@ -9,6 +9,7 @@ import numpy as np
 
 from .._validation import SeedLike, check_int, check_nonnegative, check_positive
 from ..theory import kappa_and_sigma, supcb_glm_alpha, supcb_glm_tau, widen_for_refit_tol
+from ..families import GLMFamily
 from .base import ActionScores, Policy, argmax_distribution, tied_scores, ucb_scores
 from ..estimation.estimates import GLMEstimate
 from ..estimation.schedule import RarelySwitchingSnapshot, check_refit
@@ -119,6 +120,9 @@ class SupCBGLM(Policy):
     >>> policy.n_stages, len(policy.initial_rounds_)
     (6, 2)
     """
+
+    #: Always a family here (the family-free policies of ``Policy`` keep ``None``).
+    family: GLMFamily
 
     def __init__(
         self,
@@ -249,6 +253,7 @@ class SupCBGLM(Policy):
         step 2c round), so each stage's samples stay chosen by that stage's widths
         alone; during the τ initial rounds it is an initial (uniform) sample as before."""
         stage = self._pending[0] if self._pending is not None else 0
+        assert self.last_candidates_ is not None  # recorded by the select just made
         self._record(INITIAL if stage == INITIAL else 0, self.last_candidates_, X[action])
 
     def _check_sample(self, x: np.ndarray, owner: str) -> None:
@@ -266,16 +271,19 @@ class SupCBGLM(Policy):
 
     def _decision_tag(self) -> int:
         """The stage of the decision just made (and the ``update`` path forgets it)."""
+        assert self._pending is not None  # recorded by the select just made
         stage = self._pending[0]
         self._pending = None
         return stage
 
     def _learn(self, x: np.ndarray, reward: float) -> None:
+        assert self._pending is not None  # _check_sample refused an update without one
         stage, _ = self._pending
         self._pending = None
         self._learn_at_stage(x, reward, stage)
 
     def _learn_decided(self, x: np.ndarray, reward: float, tag: int | None) -> None:
+        assert tag is not None  # every SupCB-GLM decision records its stage (_decision_tag)
         self._learn_at_stage(x, reward, tag)
 
     def _learn_at_stage(self, x: np.ndarray, reward: float, stage: int) -> None:

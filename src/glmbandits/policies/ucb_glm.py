@@ -8,7 +8,7 @@ import numpy as np
 
 from .._validation import (SeedLike, check_int, check_nonnegative, check_positive,
                            check_probability)
-from ..families import get_family
+from ..families import GLMFamily, get_family
 from ..theory import (kappa_and_sigma, ucb_glm_alpha, ucb_glm_theorem4_alpha,
                       ucb_glm_theorem4_tau, widen_for_refit_tol)
 from .base import ActionScores, Policy, tied_scores, ucb_scores
@@ -135,6 +135,9 @@ class UCBGLM(Policy):
     >>> policy.n_updates_
     1
     """
+
+    #: Always a family here (the family-free policies of ``Policy`` keep ``None``).
+    family: GLMFamily
 
     def __init__(
         self,

@@ -34,7 +34,7 @@ from typing import Any
 
 import msgspec
 
-from .hot_routes import ERROR_NAMES
+from .errors import ERROR_NAMES
 
 __all__ = ["guarded_protocol", "refusal"]
 
@@ -77,7 +77,7 @@ def guarded_protocol(*, max_header_bytes: int, max_headers: int, header_timeout:
     """
     from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-    class GuardedHttpToolsProtocol(HttpToolsProtocol):  # type: ignore[misc]
+    class GuardedHttpToolsProtocol(HttpToolsProtocol):
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             self._reading_head = True

@@ -69,9 +69,9 @@ class Metrics:
         lines.append(f"glmbandits_decisions_total {totals.get('decisions', 0)}")
         metric("glmbandits_rewards_total", "counter",
                "Rewards logged, by what was done with them (all time).")
-        for status in REWARD_STATUSES:
-            lines.append(f'glmbandits_rewards_total{{status="{status}"}} '
-                         f"{totals.get(f'rewards_{status}', 0)}")
+        for outcome in REWARD_STATUSES:
+            lines.append(f'glmbandits_rewards_total{{status="{outcome}"}} '
+                         f"{totals.get(f'rewards_{outcome}', 0)}")
         metric("glmbandits_expired_total", "counter",
                "Decisions closed without a learned reward, by outcome (all time).")
         for outcome in EXPIRY_OUTCOMES:

@@ -233,5 +233,6 @@ def parse_decide_npy(body: bytes, query: Iterable[tuple[str, str]], n_features: 
                       f"{X[row, column]}", f"contexts[{row}][{column}]")
     if excluded:
         check_excluded_rows(excluded, K)
-    return DecideRequest(contexts=X, decision_id=decision_id,  # type: ignore[arg-type]
-                         excluded=excluded, default_action=default_action)
+    # the parsed form (as parse_decide's): an array and ints where the wire has lists of numbers
+    return DecideRequest(contexts=X, excluded=excluded,  # type: ignore[arg-type]
+                         decision_id=decision_id, default_action=default_action)

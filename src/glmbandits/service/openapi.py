@@ -125,7 +125,7 @@ def openapi_document(config: ServiceConfig) -> dict[str, Any]:
         "properties": {"available": {"type": "boolean"}, "reason": {"type": "string"},
                        "window": {"type": "object"}},
         "additionalProperties": True}
-    secured = [{"bearer": []}]
+    secured: list[dict[str, list[str]]] = [{"bearer": []}]
 
     def body(name: str) -> dict:
         return {"required": True, "content": {"application/json": {
@@ -161,7 +161,7 @@ def openapi_document(config: ServiceConfig) -> dict[str, Any]:
                                   f"most {MAX_MAGNITUDE:g}"},
         "x-query-parameters": npy_query}
 
-    document = {
+    document: dict[str, Any] = {
         "openapi": "3.1.0",
         "info": {"title": "glmbandits decision service", "version": __version__,
                  "description": f"Decide among K <= {K} actions with {d} features each; "

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Annotated, Any, Callable, Optional, Union
+from typing import Annotated, Any, Callable, Optional, TypeVar, Union
 
 import msgspec
 import numpy as np
@@ -152,7 +152,10 @@ def _refuse_non_utf8(body: bytes, error: UnicodeDecodeError) -> Invalid:
                    f"{bad!r} ({error.reason})", where)
 
 
-def _decode(body: bytes, model: type) -> Any:
+_Model = TypeVar("_Model")
+
+
+def _decode(body: bytes, model: type[_Model]) -> _Model:
     try:
         return msgspec.json.decode(body, type=model)
     except UnicodeDecodeError as error:  # msgspec decodes strings strictly
@@ -213,7 +216,7 @@ def parse_decide(body: bytes, n_features: int, max_actions: int) -> DecideReques
         raise Invalid(f"contexts[{row}][{column}] must be a finite number",
                       f"contexts[{row}][{column}]")
     if request.excluded is not None:
-        request.excluded = [_row(value, f"excluded[{index}]")  # type: ignore[misc]
+        request.excluded = [_row(value, f"excluded[{index}]")
                             for index, value in enumerate(request.excluded)]
     if request.default_action is not None:
         request.default_action = _row(request.default_action, "default_action")
