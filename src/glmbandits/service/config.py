@@ -1,7 +1,8 @@
 """The service's TOML config: read, checked before anything starts, and an example.
 
-Every table and key is known; an unknown one, a wrong type or a bad value is a
-:class:`ConfigError` that names the key, what was expected and what was given.
+Every table and key is declared once, in :data:`CONFIG_FIELDS` (type, range,
+conversion), and checked by one small checker; an unknown one, a wrong type or a bad
+value is a :class:`ConfigError` that names the key, what was expected and what was given.
 The policy is built once while checking, so its parameters are checked by the
 policy class itself. ``example_config()`` is the commented config printed by
 ``glmbandits serve --example-config``; it starts as it is.
@@ -16,7 +17,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -25,7 +26,7 @@ else:  # pragma: no cover
 
 __all__ = ["ConfigError", "ServiceConfig", "PolicyConfig", "DecisionConfig", "MODES", "load_config",
            "parse_config", "example_config", "hash_key", "ENV_API_KEYS", "EXAMPLE_KEYS",
-           "refuse_example_keys"]
+           "refuse_example_keys", "CONFIG_FIELDS", "Field"]
 
 #: The environment variable with extra API keys (comma-separated, in clear).
 ENV_API_KEYS = "GLMBANDITS_API_KEYS"
@@ -177,29 +178,82 @@ class ServiceConfig:
 
 
 # -- reading ------------------------------------------------------------------------------
-_SCHEMA: dict[str, dict[str, tuple[type | tuple[type, ...], str]]] = {
-    "policy": {"name": (str, "a policy name"), "n_features": (int, "an integer >= 1"),
-               "family": (str, "a family name"), "seed": (int, "an integer >= 0"),
-               "horizon": (int, "an integer >= 1"), "params": (dict, "a table")},
-    "decisions": {"max_actions": (int, "an integer >= 1"),
-                  "mode": (str, "'live' or 'shadow'"),
-                  "reward_wait": ((int, float), "seconds >= 0"),
-                  "missing_reward": (str, "'drop' or 'default'"),
-                  "default_reward": ((int, float), "a number"),
-                  "duplicate_rewards": (str, "'ignore' or 'sum'"),
-                  "max_pending": (int, "an integer >= 1"),
-                  "max_resolved": (int, "an integer >= 1"),
-                  "expire_every": ((int, float), "seconds > 0")},
-    "service": {"host": (str, "a host name or address"), "port": (int, "a port 1-65535"),
-                "db": (str, "a sqlite:/// or postgresql:// URL"),
-                "max_body_bytes": (int, "an integer >= 1024"),
-                "snapshot_every": (int, "an integer >= 1"),
-                "synchronous": (str, "'FULL' or 'NORMAL'"),
-                "max_header_bytes": (int, "an integer >= 1024"),
-                "max_headers": (int, "an integer >= 1"),
-                "header_timeout": ((int, float), "seconds > 0"),
-                "body_timeout": ((int, float), "seconds > 0")},
-    "auth": {"api_key_sha256": (list, "a list of 64-digit SHA-256 hex digests")},
+@dataclass(frozen=True)
+class Field:
+    """One key of the config: its type, its range, and what it becomes.
+
+    ``expected`` is what a value of the wrong type is told; ``valid`` (a predicate) and
+    ``valid_text`` (default ``expected``) say what a value of the right type must be.
+    """
+
+    kinds: type | tuple[type, ...]
+    expected: str
+    valid: Callable[[Any], bool] | None = None
+    valid_text: str | None = None
+    required: bool = False
+    convert: Callable[[Any], Any] | None = None
+
+
+def _at_least(low: float) -> Callable[[Any], bool]:
+    return lambda value: value >= low
+
+
+def _one_of(*choices: str) -> Callable[[Any], bool]:
+    return lambda value: value in choices
+
+
+def _seconds(low: float) -> Field:
+    """A finite number of seconds >= ``low``, kept as a float."""
+    return Field((int, float), f"seconds {'>=' if low == 0 else '>'} 0",
+                 lambda value: math.isfinite(value) and value >= low,
+                 f"a finite number of seconds >= {low:g}", convert=float)
+
+
+def _count(low: int) -> Field:
+    return Field(int, f"an integer >= {low}", _at_least(low))
+
+
+def _choice(*choices: str) -> Field:
+    return Field(str, " or ".join(repr(choice) for choice in choices), _one_of(*choices))
+
+
+#: Every table and key of the config: THE list of what a config may hold and what each
+#: value must be. The types of every table are checked first, then the values, in this
+#: order.
+CONFIG_FIELDS: dict[str, dict[str, Field]] = {
+    "policy": {
+        "name": Field(str, "a policy name", required=True),
+        "n_features": Field(int, "an integer >= 1", _at_least(1), required=True),
+        "family": Field(str, "a family name"),
+        "seed": _count(0),
+        "horizon": _count(1),
+        "params": Field(dict, "a table"),
+    },
+    "decisions": {
+        "max_actions": _count(1),
+        "max_pending": _count(1),
+        "max_resolved": _count(1),
+        "reward_wait": _seconds(0.0),
+        "expire_every": _seconds(1e-3),
+        "mode": _choice(*MODES),
+        "missing_reward": _choice("drop", "default"),
+        "default_reward": Field((int, float), "a number", math.isfinite, "a finite number",
+                                convert=float),
+        "duplicate_rewards": _choice("ignore", "sum"),
+    },
+    "service": {
+        "host": Field(str, "a host name or address"),
+        "port": Field(int, "a port 1-65535", lambda value: 1 <= value <= 65535),
+        "db": Field(str, "a sqlite:/// or postgresql:// URL"),
+        "max_body_bytes": _count(1024),
+        "snapshot_every": _count(1),
+        "synchronous": _choice("FULL", "NORMAL"),
+        "max_header_bytes": _count(1024),
+        "max_headers": _count(1),
+        "header_timeout": _seconds(0.01),
+        "body_timeout": _seconds(0.01),
+    },
+    "auth": {"api_key_sha256": Field(list, "a list of 64-digit SHA-256 hex digests")},
 }
 
 
@@ -221,91 +275,67 @@ def load_config(path: str | os.PathLike[str]) -> ServiceConfig:
     return parse_config(data, source=str(path), default_db=default_db)
 
 
-def _check_type(data: dict[str, Any], table: str, key: str, source: str) -> Any:
-    kinds, expected = _SCHEMA[table][key]
-    value = data[key]
-    if isinstance(value, bool) or not isinstance(value, kinds):
-        raise ConfigError(f"config {source!r}: [{table}] {key} must be {expected}, "
-                          f"got {value!r} ({type(value).__name__})")
-    return value
-
-
-def _table(data: dict[str, Any], table: str, source: str) -> dict[str, Any]:
+def _check_types(data: dict[str, Any], table: str, source: str) -> dict[str, Any]:
+    """One table's keys, known and of their declared types (:data:`CONFIG_FIELDS`)."""
+    fields = CONFIG_FIELDS[table]
     section = data.get(table, {})
     if not isinstance(section, dict):
         raise ConfigError(f"config {source!r}: [{table}] must be a table, got {section!r}")
-    unknown = sorted(set(section) - set(_SCHEMA[table]))
+    unknown = sorted(set(section) - set(fields))
     if unknown:
         raise ConfigError(f"config {source!r}: unknown key(s) {unknown} in [{table}]; "
-                          f"expected some of {sorted(_SCHEMA[table])}")
-    return {key: _check_type(section, table, key, source) for key in section}
+                          f"expected some of {sorted(fields)}")
+    for key, value in section.items():
+        if isinstance(value, bool) or not isinstance(value, fields[key].kinds):
+            raise ConfigError(f"config {source!r}: [{table}] {key} must be "
+                              f"{fields[key].expected}, got {value!r} ({type(value).__name__})")
+    return section
 
 
-def _require(condition: bool, source: str, where: str, expected: str, value: Any) -> None:
-    if not condition:
-        raise ConfigError(f"config {source!r}: {where} must be {expected}, got {value!r}")
+def _check_table(section: dict[str, Any], table: str, source: str) -> dict[str, Any]:
+    """One typed table: required keys present, values in range, converted."""
+    where = f"config {source!r}: [{table}]"
+    checked = dict(section)
+    for key, field in CONFIG_FIELDS[table].items():
+        if key not in section:
+            if field.required:
+                raise ConfigError(f"{where} {key} is missing")
+            continue
+        if field.valid is not None and not field.valid(section[key]):
+            raise ConfigError(f"{where} {key} must be {field.valid_text or field.expected}, "
+                              f"got {section[key]!r}")
+        if field.convert is not None:
+            checked[key] = field.convert(section[key])
+    return checked
+
+
+def _check_keys(hashes: list[Any], source: str) -> None:
+    """Each accepted key's digest: 64 lower-case hex digits, never a documented example."""
+    for index, digest in enumerate(hashes):
+        if not (isinstance(digest, str) and len(digest) == 64
+                and all(c in "0123456789abcdef" for c in digest)):
+            raise ConfigError(f"config {source!r}: [auth] api_key_sha256[{index}] must be a "
+                              "64-digit lower-case SHA-256 hex digest (sha256sum of the key; "
+                              "the key itself never goes in the config), got '<hidden>'")
+    try:
+        refuse_example_keys(hashes, "[auth] api_key_sha256")
+    except ConfigError as error:
+        raise ConfigError(f"config {source!r}: {error}") from None
 
 
 def parse_config(data: dict[str, Any], *, source: str = "<config>",
                  default_db: str | None = None) -> ServiceConfig:
     """Check a config already read from TOML (a dict) and return it as a :class:`ServiceConfig`."""
-    unknown = sorted(set(data) - set(_SCHEMA))
+    unknown = sorted(set(data) - set(CONFIG_FIELDS))
     if unknown:
         raise ConfigError(f"config {source!r}: unknown table(s) or key(s) {unknown}; "
-                          f"expected the tables {sorted(_SCHEMA)}")
+                          f"expected the tables {sorted(CONFIG_FIELDS)}")
     if "policy" not in data:
         raise ConfigError(f"config {source!r}: the [policy] table is missing (it needs at "
                           "least name and n_features)")
-    policy = _table(data, "policy", source)
-    decisions = _table(data, "decisions", source)
-    service = _table(data, "service", source)
-    auth = _table(data, "auth", source)
-    for key in ("name", "n_features"):
-        if key not in policy:
-            raise ConfigError(f"config {source!r}: [policy] {key} is missing")
-    _require(policy["n_features"] >= 1, source, "[policy] n_features", "an integer >= 1",
-             policy["n_features"])
-    _require(policy.get("seed", 0) >= 0, source, "[policy] seed", "an integer >= 0",
-             policy.get("seed"))
-    _require(policy.get("horizon", 1) >= 1, source, "[policy] horizon", "an integer >= 1",
-             policy.get("horizon"))
-    for key in ("max_actions", "max_pending", "max_resolved"):
-        _require(decisions.get(key, 1) >= 1, source, f"[decisions] {key}", "an integer >= 1",
-                 decisions.get(key))
-    for key, low in (("reward_wait", 0.0), ("expire_every", 1e-3)):
-        value = decisions.get(key)
-        if value is not None:
-            _require(math.isfinite(value) and value >= low, source, f"[decisions] {key}",
-                     f"a finite number of seconds >= {low:g}", value)
-            decisions[key] = float(value)
-    _require(decisions.get("mode", "live") in MODES, source, "[decisions] mode",
-             "'live' or 'shadow'", decisions.get("mode"))
-    _require(decisions.get("missing_reward", "drop") in ("drop", "default"), source,
-             "[decisions] missing_reward", "'drop' or 'default'", decisions.get("missing_reward"))
-    if "default_reward" in decisions:
-        _require(math.isfinite(decisions["default_reward"]), source,
-                 "[decisions] default_reward", "a finite number", decisions["default_reward"])
-        decisions["default_reward"] = float(decisions["default_reward"])
-    _require(decisions.get("duplicate_rewards", "ignore") in ("ignore", "sum"), source,
-             "[decisions] duplicate_rewards", "'ignore' or 'sum'",
-             decisions.get("duplicate_rewards"))
-    _require(1 <= service.get("port", 8000) <= 65535, source, "[service] port",
-             "a port 1-65535", service.get("port"))
-    _require(service.get("max_body_bytes", _MIB) >= 1024, source, "[service] max_body_bytes",
-             "an integer >= 1024", service.get("max_body_bytes"))
-    _require(service.get("snapshot_every", 1) >= 1, source, "[service] snapshot_every",
-             "an integer >= 1", service.get("snapshot_every"))
-    _require(service.get("synchronous", "FULL") in ("FULL", "NORMAL"), source,
-             "[service] synchronous", "'FULL' or 'NORMAL'", service.get("synchronous"))
-    _require(service.get("max_header_bytes", 1024) >= 1024, source,
-             "[service] max_header_bytes", "an integer >= 1024", service.get("max_header_bytes"))
-    _require(service.get("max_headers", 1) >= 1, source, "[service] max_headers",
-             "an integer >= 1", service.get("max_headers"))
-    for key in ("header_timeout", "body_timeout"):
-        if key in service:
-            _require(math.isfinite(service[key]) and service[key] >= 0.01, source,
-                     f"[service] {key}", "a finite number of seconds >= 0.01", service[key])
-            service[key] = float(service[key])
+    typed = {table: _check_types(data, table, source) for table in CONFIG_FIELDS}
+    policy, decisions, service, auth = (_check_table(typed[table], table, source)
+                                        for table in CONFIG_FIELDS)
     if "db" in service:
         from .store import parse_db_url
 
@@ -316,20 +346,9 @@ def parse_config(data: dict[str, Any], *, source: str = "<config>",
     elif default_db is not None:
         service["db"] = default_db
     hashes = auth.get("api_key_sha256", [])
-    for index, digest in enumerate(hashes):
-        _require(isinstance(digest, str) and len(digest) == 64
-                 and all(c in "0123456789abcdef" for c in digest), source,
-                 f"[auth] api_key_sha256[{index}]", "a 64-digit lower-case SHA-256 hex digest "
-                 "(sha256sum of the key; the key itself never goes in the config)", "<hidden>")
-    try:
-        refuse_example_keys(hashes, "[auth] api_key_sha256")
-    except ConfigError as error:
-        raise ConfigError(f"config {source!r}: {error}") from None
-    config = ServiceConfig(
-        policy=PolicyConfig(**policy),
-        decisions=DecisionConfig(**decisions),
-        api_key_sha256=tuple(hashes),
-        **service)
+    _check_keys(hashes, source)
+    config = ServiceConfig(policy=PolicyConfig(**policy), decisions=DecisionConfig(**decisions),
+                           api_key_sha256=tuple(hashes), **service)
     try:
         config.build_policy()
     except (TypeError, ValueError) as error:
