@@ -95,3 +95,26 @@ def test_the_service_evaluation_reads_the_same_join_as_the_export(tmp_path) -> N
     assert int(shadow.sum()) == 4
     assert window["shadow_decisions"] == 4
     assert window["rewarded_rounds"] == int(np.sum(shadow & rewarded)) == 4
+
+
+def test_a_long_window_joins_as_the_whole_log_does_on_its_last_rows() -> None:
+    """Thousands of decisions through a window of 3 (the forgotten rows are cut off the
+    join's lists now and then): the same last rows as the whole join, and a reward for a
+    forgotten decision is an orphan."""
+    events: list = []
+    for i in range(3000):
+        events.append(_decision(2 * i + 1, f"d{i % 1500}"))  # every id used twice
+        if i % 4:
+            events.append(RewardEvent(2 * i + 2, f"d{i % 1500}", 0.0, float(i), "learned"))
+    # decision 2996 (id d1496, no reward yet) is forgotten by the window, not by the whole join
+    events.append(RewardEvent(7000, "d1496", 0.0, 5.0, "learned"))
+    whole = DecisionRewardJoin().extend(events)
+    window = DecisionRewardJoin(max_decisions=3).extend(events)
+    assert len(window) == 3 and len(whole) == 3000
+    last = [(r.decision.sequence, r.reward, r.source) for r in whole.rows()[-3:]]
+    got = window.rows()
+    for row, (sequence, reward, source) in zip(got, last):
+        assert row.decision.sequence == sequence and row.source == source
+        assert row.reward == reward or (math.isnan(row.reward) and math.isnan(reward))
+    assert whole.counts["orphan_rewards"] == 0 and window.counts["orphan_rewards"] == 1
+    assert whole.rows()[2996].reward == 5.0

@@ -70,17 +70,14 @@ class JoinedDecisions:
             raise TypeError(f"JoinedDecisions: include_defaults must be a bool, got "
                             f"{type(include_defaults).__name__}")
         join = DecisionRewardJoin().extend(events)
-        rows = join.rows()
-        decisions = [row.decision for row in rows]
+        decisions, rewards, sources = join.columns()
         counts = dict.fromkeys(("decisions", "learned", "sum", "default", "dropped", "pending",
                                 "duplicate_rewards", "late_rewards", "orphan_rewards",
                                 "with_reward", "shadow"), 0)
         counts.update(join.counts)
-        for row in rows:
-            counts["pending" if row.source is None else row.source] += 1
-        counts["decisions"] = len(rows)
-        sources = [row.source for row in rows]
-        rewards = [row.reward for row in rows]
+        for source_name in sources:
+            counts["pending" if source_name is None else source_name] += 1
+        counts["decisions"] = len(decisions)
         if not include_defaults:
             sources = [None if s == "default" else s for s in sources]
             rewards = [math.nan if s is None else r for s, r in zip(sources, rewards)]

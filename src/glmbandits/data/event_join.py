@@ -52,10 +52,11 @@ class JoinedRow:
 
     __slots__ = ("decision", "reward", "source")
 
-    def __init__(self, decision: DecisionEvent) -> None:
+    def __init__(self, decision: DecisionEvent, reward: float = math.nan,
+                 source: str | None = None) -> None:
         self.decision = decision
-        self.reward = math.nan
-        self.source: str | None = None
+        self.reward = reward
+        self.source = source
 
     @property
     def has_reward(self) -> bool:
@@ -94,55 +95,79 @@ class DecisionRewardJoin:
                                       minimum=1)
         self.keep = keep
         self.max_decisions = max_decisions
-        self._rows: dict[int, JoinedRow] = {}   # in log order
-        self._latest: dict[str, int] = {}       # id -> key of its latest kept decision
-        self._next = 0
+        # the kept decisions as columns (no object per row: a long log joins without
+        # feeding the garbage collector), indexed from _offset; rows before _first are
+        # forgotten (a window) and cut off the lists now and then
+        self._decisions: list[DecisionEvent] = []
+        self._rewards: list[float] = []
+        self._sources: list[str | None] = []
+        self._offset = 0
+        self._first = 0
+        self._latest: dict[str, int] = {}       # id -> index of its latest kept decision
         #: Rewards and expiries that joined nothing, by why.
         self.counts = {"duplicate_rewards": 0, "late_rewards": 0, "orphan_rewards": 0}
 
     def add(self, event: Event) -> None:
         """Join one event (a :class:`DecisionEvent`, :class:`RewardEvent` or
         :class:`ExpiryEvent`), in log order."""
-        if isinstance(event, DecisionEvent):
-            if self.keep is not None and not self.keep(event):
-                self._latest.pop(event.decision_id, None)
-                return
-            self._latest[event.decision_id] = self._next
-            self._rows[self._next] = JoinedRow(event)
-            self._next += 1
-            if self.max_decisions is not None and len(self._rows) > self.max_decisions:
-                oldest = next(iter(self._rows))
-                forgotten = self._rows.pop(oldest).decision.decision_id
-                if self._latest.get(forgotten) == oldest:
-                    del self._latest[forgotten]
-            return
-        if isinstance(event, RewardEvent) and event.status in (DUPLICATE, LATE):
-            self.counts[f"{event.status}_rewards"] += 1
-            return
-        key = self._latest.get(event.decision_id)
-        row = None if key is None else self._rows.get(key)
-        if row is None or row.source is not None:  # nothing, or a second closing
-            self.counts["orphan_rewards"] += 1
-            return
-        if isinstance(event, RewardEvent):
-            if event.status == LEARNED:
-                row.reward, row.source = float(event.reward), "learned"
-            return  # "held": the sum arrives with the expiry
-        source = _EXPIRY_SOURCE.get(event.outcome)
-        if source is None:
-            row.source = "dropped"
-        else:
-            row.reward, row.source = float(event.reward), source  # type: ignore[arg-type]
+        self.extend((event,))
 
     def extend(self, events: Iterable[Event]) -> "DecisionRewardJoin":
-        """Join every event of ``events``, in order; returns the join."""
+        """Join every event of ``events``, in log order; returns the join."""
+        decisions, rewards, sources = self._decisions, self._rewards, self._sources
+        latest, counts, keep, limit = self._latest, self.counts, self.keep, self.max_decisions
+        nan = math.nan
         for event in events:
-            self.add(event)
+            if isinstance(event, DecisionEvent):
+                if keep is not None and not keep(event):
+                    latest.pop(event.decision_id, None)
+                    continue
+                latest[event.decision_id] = self._offset + len(decisions)
+                decisions.append(event)
+                rewards.append(nan)
+                sources.append(None)
+                if limit is not None and self._offset + len(decisions) - self._first > limit:
+                    self._forget_oldest()
+                continue
+            is_reward = isinstance(event, RewardEvent)
+            if is_reward and event.status in (DUPLICATE, LATE):  # type: ignore[union-attr]
+                counts[f"{event.status}_rewards"] += 1  # type: ignore[union-attr]
+                continue
+            index = latest.get(event.decision_id, -1) - self._offset
+            if index < 0 or sources[index] is not None:  # nothing, or a second closing
+                counts["orphan_rewards"] += 1
+            elif is_reward:
+                if event.status == LEARNED:  # type: ignore[union-attr]
+                    rewards[index], sources[index] = float(event.reward), "learned"  # type: ignore[arg-type]
+                # "held": the sum arrives with the expiry
+            else:
+                source = _EXPIRY_SOURCE.get(event.outcome)  # type: ignore[union-attr]
+                if source is None:
+                    sources[index] = "dropped"
+                else:
+                    rewards[index], sources[index] = float(event.reward), source  # type: ignore[arg-type]
         return self
+
+    def _forget_oldest(self) -> None:
+        """Drop the oldest kept decision (the window is full)."""
+        forgotten = self._decisions[self._first - self._offset].decision_id
+        if self._latest.get(forgotten) == self._first:
+            del self._latest[forgotten]
+        self._first += 1
+        cut = self._first - self._offset
+        if cut >= 1024 and 2 * cut >= len(self._decisions):
+            del self._decisions[:cut], self._rewards[:cut], self._sources[:cut]
+            self._offset = self._first
+
+    def columns(self) -> tuple[list[DecisionEvent], list[float], list[str | None]]:
+        """The kept decisions in log order, their joined rewards (NaN without one) and
+        the rewards' sources (as :class:`JoinedRow` has them), as three lists."""
+        start = self._first - self._offset
+        return self._decisions[start:], self._rewards[start:], self._sources[start:]
 
     def rows(self) -> list[JoinedRow]:
         """The kept decisions in log order, each with its joined reward."""
-        return list(self._rows.values())
+        return [JoinedRow(*row) for row in zip(*self.columns())]
 
     def __len__(self) -> int:
-        return len(self._rows)
+        return self._offset + len(self._decisions) - self._first

@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
 from ..data.event_join import DecisionRewardJoin
-from ..data.event_records import DecisionEvent
+from ..data.event_records import DecisionEvent, ExpiryEvent, RewardEvent
 from .store import Store
 
 __all__ = ["ShadowEvaluator", "MIN_ROUNDS"]
@@ -97,11 +97,15 @@ class ShadowEvaluator:
         if self._after is None:
             self._after = max(0, self.store.last_seq() - self.max_events)
             self._first_seq = self._after + 1
+        self._join.extend(self._new_records())
+
+    def _new_records(self) -> Iterator[DecisionEvent | RewardEvent | ExpiryEvent]:
+        """The log's events after the last one read, as join records (``_after`` follows)."""
         for event in self.store.events(after=self._after):
             self._after = event.seq
             record = event.record()
             if record is not None:
-                self._join.add(record)
+                yield record
 
     # -- the estimate ---------------------------------------------------------------------
     def _window(self, n_rounds: int) -> dict[str, Any]:
