@@ -103,7 +103,8 @@ def check_policy(cls: type, *, checks: Sequence[str] | None = None) -> None:
 def _contexts(rng: np.random.Generator, k: int) -> np.ndarray:
     """k Gaussian rows shrunk into the unit ball."""
     X = rng.normal(size=(k, D))
-    return X / np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
+    rows: np.ndarray = X / np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
+    return rows
 
 
 def _play(policy: Any, rounds: int, seed: int, k: int | tuple[int, int] = 5) -> list[int]:
@@ -257,7 +258,7 @@ def _pickle_round_trip(cls: type) -> None:
 
 
 @_check("a save/load round-trip is exact")
-def _save_load_round_trip(cls: type) -> None:
+def _save_load_round_trip(cls: type[Any]) -> None:
     policy = cls(n_features=D, seed=0)
     _play(policy, 40, seed=9)
     with tempfile.TemporaryDirectory() as folder:

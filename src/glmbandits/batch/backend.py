@@ -47,11 +47,14 @@ class ArrayBackend:
         """An array of this module (or already a numpy array) -> a numpy array on the host."""
         if isinstance(array, np.ndarray):
             return array
+        host: np.ndarray
         if self.name == "torch":
-            return array.detach().cpu().numpy()
-        if self.name == "cupy":
-            return self.xp.asnumpy(array)
-        return np.asarray(array)
+            host = array.detach().cpu().numpy()
+        elif self.name == "cupy":
+            host = self.xp.asnumpy(array)
+        else:
+            host = np.asarray(array)
+        return host
 
     def copy(self, array: Any) -> Any:
         return array.clone() if self.name == "torch" else array.copy()

@@ -126,7 +126,8 @@ def check_decision_id(value: Any, owner: str) -> str:
         raise ValueError(f"{owner}: decision_id must be {DECISION_ID_RULE}; got "
                          f"{_shown(value)}, which holds U+{ord(bad.group()):04X} at index "
                          f"{bad.start()}")
-    return value
+    checked: str = value
+    return checked
 
 
 def _shown(value: Any) -> str:

@@ -153,7 +153,7 @@ class ShadowEvaluation:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (``GET /v1/evaluation``): plain numbers and lists, ``None``
         for anything not finite, and the overlap verdict (``poor``, ``reasons``)."""
-        data = _json_ready(dataclasses.asdict(self))
+        data: dict[str, Any] = _json_ready(dataclasses.asdict(self))
         for name, estimate in (("policy_dr", self.policy_dr), ("policy_snips", self.policy_snips)):
             if estimate is not None and estimate.diagnostics is not None:
                 data[name]["diagnostics"]["poor"] = estimate.diagnostics.poor

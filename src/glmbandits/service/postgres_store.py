@@ -371,7 +371,8 @@ class PostgresStore:
                     self._reader.close()
                     self._reader = self.connect("glmbandits-service-reader")
                 try:
-                    return self._reader.execute(sql, params).fetchall()
+                    rows: list[tuple[Any, ...]] = self._reader.execute(sql, params).fetchall()
+                    return rows
                 except self._psycopg.OperationalError:
                     if attempt == 2 or not self._reader.broken:
                         raise
