@@ -32,7 +32,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
@@ -42,11 +42,6 @@ from ..policies.registry import ProblemSpec, make_policy, policy_names
 
 __all__ = ["ConfigError", "Cell", "PolicySpec", "ExperimentConfig", "load_config",
            "parse_config", "expand_grid", "estimate_run_memory", "memory_limit"]
-
-_TOP_KEYS = ("name", "description", "horizon", "seeds", "seed", "environment", "policies", "dask")
-_POLICY_KEYS = ("name", "params", "label")
-_DASK_KEYS = ("scheduler", "retries")
-
 
 class ConfigError(ValueError):
     """An experiment config is missing a key, has an unknown key or a bad value."""
@@ -264,6 +259,106 @@ def _int_value(value: Any, owner: str, key: str, minimum: int) -> int:
     return int(value)
 
 
+_ABSENT = object()
+
+
+@dataclass(frozen=True)
+class _Key:
+    """A key of a config table: required or not, its default, and its check.
+
+    ``check(value, owner, key)`` raises :class:`ConfigError` naming ``key`` or returns
+    the value as the config keeps it; ``None``: the code that reads the key checks it.
+    """
+
+    check: Callable[[Any, str, str], Any] | None = None
+    required: bool = False
+    default: Any = _ABSENT
+
+
+def _as_is(value: Any, owner: str, key: str) -> Any:
+    return value
+
+
+def _at_least(minimum: int) -> Callable[[Any, str, str], int]:
+    return lambda value, owner, key: _int_value(value, owner, key, minimum)
+
+
+def _text(expected: str) -> Callable[[Any, str, str], str]:
+    def check(value: Any, owner: str, key: str) -> str:
+        if not isinstance(value, str):
+            raise _fail(owner, key, f"must be {expected}, got {value!r}")
+        return value
+    return check
+
+
+def _non_empty_text(value: Any, owner: str, key: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise _fail(owner, key, f"must be a non-empty string, got {value!r}")
+    return value.strip()
+
+
+def _mapping(value: Any, owner: str, key: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise _fail(owner, key, f"must be a table, got {value!r}")
+    return value
+
+
+def _horizons(value: Any, owner: str, key: str) -> tuple[int, ...]:
+    """An int >= 1, or a non-empty list of them (a grid axis)."""
+    if isinstance(value, list):
+        if not value:
+            raise _fail(owner, key, "is an empty list (a grid axis needs values)")
+        return tuple(_int_value(h, owner, key, 1) for h in value)
+    return (_int_value(value, owner, key, 1),)
+
+
+def _policy_name(value: Any, owner: str, key: str) -> str:
+    if not isinstance(value, str) or value.lower() not in policy_names():
+        raise _fail(owner, key, f"must be one of {policy_names()}, got {value!r}")
+    return value.lower()
+
+
+#: The keys of a config (the environment's are SyntheticGLMEnv's keywords, checked by it).
+_TOP_FIELDS: dict[str, _Key] = {
+    "name": _Key(_non_empty_text, required=True),
+    "description": _Key(_text("a string"), default=""),
+    "horizon": _Key(_horizons, required=True),
+    "seeds": _Key(_at_least(1), default=5),
+    "seed": _Key(_at_least(0), default=0),
+    "environment": _Key(_mapping, required=True),
+    "policies": _Key(required=True),  # a non-empty array of _POLICY_FIELDS tables
+    "dask": _Key(),  # a _DASK_FIELDS table
+}
+#: The keys of one ``[[policies]]`` table (its params are the policy's keywords, checked by it).
+_POLICY_FIELDS: dict[str, _Key] = {
+    "name": _Key(_policy_name, required=True), "params": _Key(_mapping, default={}),
+    "label": _Key(_text("a string")),
+}
+#: The keys of ``[dask]``.
+_DASK_FIELDS: dict[str, _Key] = {
+    "scheduler": _Key(_text("a string address")), "retries": _Key(_at_least(0)),
+}
+
+
+def _check_fields(table: Mapping[str, Any], fields: dict[str, _Key], owner: str,
+                  where: str = "") -> dict[str, Any]:
+    """The keys of ``table`` checked against ``fields``: none unknown, the required ones
+    present, each value through its check (in the order of ``fields``); the defaults of
+    absent keys filled in."""
+    _check_unknown(table, tuple(fields), owner, where)
+    for key, spec in fields.items():
+        if spec.required and key not in table:
+            raise _fail(owner, f"{where}{key}", "is missing (required)")
+    checked: dict[str, Any] = {}
+    for key, spec in fields.items():
+        if key in table:
+            check = spec.check or _as_is
+            checked[key] = check(table[key], owner, f"{where}{key}")
+        elif spec.default is not _ABSENT:
+            checked[key] = spec.default
+    return checked
+
+
 def _check_grid_values(table: Mapping[str, Any], owner: str, where: str) -> None:
     for key, value in table.items():
         if isinstance(value, list) and not value:
@@ -297,29 +392,9 @@ def parse_config(data: Mapping[str, Any], owner: str = "parse_config") -> Experi
     """
     if not isinstance(data, Mapping):
         raise ConfigError(f"{owner}: the config must be a table (dict), got {type(data).__name__}")
-    _check_unknown(data, _TOP_KEYS, owner, "")
-    for key in ("name", "horizon", "environment", "policies"):
-        if key not in data:
-            raise _fail(owner, key, "is missing (required)")
-    name = data["name"]
-    if not isinstance(name, str) or not name.strip():
-        raise _fail(owner, "name", f"must be a non-empty string, got {name!r}")
-    raw_horizon = data["horizon"]
-    if isinstance(raw_horizon, list):
-        if not raw_horizon:
-            raise _fail(owner, "horizon", "is an empty list (a grid axis needs values)")
-        horizon = tuple(_int_value(h, owner, "horizon", 1) for h in raw_horizon)
-    else:
-        horizon = (_int_value(raw_horizon, owner, "horizon", 1),)
-    seeds = _int_value(data.get("seeds", 5), owner, "seeds", 1)
-    seed = _int_value(data.get("seed", 0), owner, "seed", 0)
-    description = data.get("description", "")
-    if not isinstance(description, str):
-        raise _fail(owner, "description", f"must be a string, got {description!r}")
-
-    environment = data["environment"]
-    if not isinstance(environment, Mapping):
-        raise _fail(owner, "environment", f"must be a table, got {environment!r}")
+    top = _check_fields(data, _TOP_FIELDS, owner)
+    name, horizon, seeds, seed = top["name"], top["horizon"], top["seeds"], top["seed"]
+    description, environment = top["description"], top["environment"]
     names, required = _env_keywords()
     _check_unknown(environment, tuple(names), owner, "environment.")
     for key in required:
@@ -351,35 +426,13 @@ def parse_config(data: Mapping[str, Any], owner: str = "parse_config") -> Experi
     specs = []
     for i, table in enumerate(policies):
         where = f"policies[{i}]"
-        if not isinstance(table, Mapping):
-            raise _fail(owner, where, f"must be a table, got {table!r}")
-        _check_unknown(table, _POLICY_KEYS, owner, f"{where}.")
-        if "name" not in table:
-            raise _fail(owner, f"{where}.name", "is missing (required)")
-        policy = table["name"]
-        if not isinstance(policy, str) or policy.lower() not in policy_names():
-            raise _fail(owner, f"{where}.name", f"must be one of {policy_names()}, "
-                                                f"got {policy!r}")
-        params = table.get("params", {})
-        if not isinstance(params, Mapping):
-            raise _fail(owner, f"{where}.params", f"must be a table, got {params!r}")
-        _check_grid_values(params, owner, f"{where}.params.")
-        label = table.get("label")
-        if label is not None and not isinstance(label, str):
-            raise _fail(owner, f"{where}.label", f"must be a string, got {label!r}")
-        specs.append(PolicySpec(policy.lower(), dict(params), label))
+        entry = _check_fields(_mapping(table, owner, where), _POLICY_FIELDS, owner, f"{where}.")
+        _check_grid_values(entry["params"], owner, f"{where}.params.")
+        specs.append(PolicySpec(entry["name"], dict(entry["params"]), entry.get("label")))
 
     dask = data.get("dask")
     if dask is not None:
-        if not isinstance(dask, Mapping):
-            raise _fail(owner, "dask", f"must be a table, got {dask!r}")
-        _check_unknown(dask, _DASK_KEYS, owner, "dask.")
-        if "scheduler" in dask and not isinstance(dask["scheduler"], str):
-            raise _fail(owner, "dask.scheduler", f"must be a string address, "
-                                                 f"got {dask['scheduler']!r}")
-        if "retries" in dask:
-            _int_value(dask["retries"], owner, "dask.retries", 0)
-        dask = dict(dask)
+        dask = _check_fields(_mapping(dask, owner, "dask"), _DASK_FIELDS, owner, "dask.")
 
     config = ExperimentConfig(name.strip(), horizon, environment, tuple(specs), seeds, seed,
                               dask, description)
