@@ -9,7 +9,8 @@ import math
 import pytest
 
 from glmbandits.service import config as service_config
-from glmbandits.service.config import CONFIG_FIELDS, ConfigError, example_config, parse_config, tomllib
+from glmbandits.service.config import (CONFIG_FIELDS, ConfigError, example_config, parse_config,
+                                       tomllib)
 
 
 def _minimal() -> dict:
@@ -42,7 +43,8 @@ RANGES = [
     ("service", "max_body_bytes", 1023,
      "[service] max_body_bytes must be an integer >= 1024, got 1023"),
     ("service", "snapshot_every", 0, "[service] snapshot_every must be an integer >= 1, got 0"),
-    ("service", "synchronous", "OFF", "[service] synchronous must be 'FULL' or 'NORMAL', got 'OFF'"),
+    ("service", "synchronous", "OFF",
+     "[service] synchronous must be 'FULL' or 'NORMAL', got 'OFF'"),
     ("service", "max_header_bytes", 10,
      "[service] max_header_bytes must be an integer >= 1024, got 10"),
     ("service", "max_headers", 0, "[service] max_headers must be an integer >= 1, got 0"),
