@@ -67,6 +67,7 @@ Li, Lu & Zhou (2017), ICML, eq. (3) and Algorithm 1 step 1; Abbasi-Yadkori, Pál
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal, overload
 
 import numpy as np
 
@@ -195,6 +196,14 @@ class _Link:
         link.family, link.logistic, link.offset = self.family, self.logistic, self.offset[index]
         return link
 
+    @overload
+    def residual(self, eta: np.ndarray, start: int, weights: Literal[True],
+                 rows: np.ndarray | slice = ...) -> tuple[np.ndarray, np.ndarray]: ...
+
+    @overload
+    def residual(self, eta: np.ndarray, start: int, weights: bool,
+                 rows: np.ndarray | slice = ...) -> tuple[np.ndarray, np.ndarray | None]: ...
+
     def residual(self, eta: np.ndarray, start: int, weights: bool,
                  rows: np.ndarray | slice = slice(None)) -> tuple[np.ndarray, np.ndarray | None]:
         """``μ(η) - y`` (and ``μ'(η)``) for η of the rows ``rows``, samples ``start:``."""
@@ -265,7 +274,8 @@ def _decrements(X: np.ndarray, link: "_Link", theta: np.ndarray, hessian: np.nda
 
 def _weighted_gram(X: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """``Σ_i w_i X_i X_i'`` for every row: X (r, m, d), weights (r, m, 1)."""
-    return np.matmul(np.swapaxes(X * weights, 1, 2), X)
+    gram: np.ndarray = np.matmul(np.swapaxes(X * weights, 1, 2), X)
+    return gram
 
 
 # Far iterates (Poisson weights e^η of an overshooting step) can overflow the stacked
@@ -373,7 +383,7 @@ def _fold_new_samples(X: np.ndarray, link: _Link, cache: NewtonCache, n: np.ndar
     """
     length, d = X.shape[1], X.shape[2]
     theta = cache.theta
-    reform = (cache.hessian_n == 0) | (cache.age >= REFORM_EVERY)
+    reform: np.ndarray = (cache.hessian_n == 0) | (cache.age >= REFORM_EVERY)
     cache.age = np.where(reform, 0, cache.age + 1)
     first, last_seen = int(cache.n_seen.min()), int(cache.n_seen.max())
     X_new = X[:, first:]
@@ -387,11 +397,13 @@ def _fold_new_samples(X: np.ndarray, link: _Link, cache: NewtonCache, n: np.ndar
             weights = np.where(older, 0.0, weights)
     gradient = cache.gradient + np.matmul(np.swapaxes(residual, 1, 2), X_new)[:, 0]
     if keep_all:
+        assert weights is not None  # asked for: some rows keep their A
         hessian = cache.hessian + _weighted_gram(X_new, weights)
     else:
         hessian = np.empty_like(cache.hessian)
         kept = np.flatnonzero(~reform)
         if kept.shape[0]:
+            assert weights is not None  # asked for: some rows keep their A
             hessian[kept] = cache.hessian[kept] + _weighted_gram(X_new[kept], weights[kept])
         formed = slice(None) if kept.shape[0] == 0 else np.flatnonzero(reform)
         eta = np.matmul(X[formed], theta[formed][:, :, None])
@@ -424,10 +436,11 @@ class _WorkingSet:
         """The working set of the rows ``keep`` only (the certificate's inputs if it is used)."""
         certify = self.radius is not None
         return _WorkingSet(self.index[keep], self.X[keep], self.link.rows(keep),
-                           self.V_inv[keep] if certify else None, self.theta[keep],
-                           self.gradient[keep], self.hessian[keep], self.norm[keep],
-                           self.threshold[keep], self.fresh[keep], self.v_tol[keep],
-                           self.radius[keep] if certify else None)
+                           self.V_inv[keep] if certify and self.V_inv is not None else None,
+                           self.theta[keep], self.gradient[keep], self.hessian[keep],
+                           self.norm[keep], self.threshold[keep], self.fresh[keep],
+                           self.v_tol[keep],
+                           self.radius[keep] if self.radius is not None else None)
 
 
 def _step(work: _WorkingSet, l2: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -464,6 +477,7 @@ def _accepted(work: _WorkingSet, candidate: np.ndarray, eta: np.ndarray,
                                                 new_gradient[rows], n[work.index[rows]],
                                                 work.threshold[rows], l2))
     if certify:
+        assert eta_max is not None and work.V_inv is not None and work.radius is not None
         errors = certified_v_norm_errors(new_gradient, eta_max, work.V_inv, family, l2,
                                          work.radius, kappa_cache)
         accept |= errors <= work.v_tol
