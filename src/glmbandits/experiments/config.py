@@ -259,100 +259,69 @@ def _int_value(value: Any, owner: str, key: str, minimum: int) -> int:
     return int(value)
 
 
-_ABSENT = object()
+_ABSENT = object()  # no default: an absent key stays absent
 
 
 @dataclass(frozen=True)
 class _Key:
-    """A key of a config table: required or not, its default, and its check.
-
-    ``check(value, owner, key)`` raises :class:`ConfigError` naming ``key`` or returns
-    the value as the config keeps it; ``None``: the code that reads the key checks it.
-    """
+    """A config key: required, its default, its ``check(value, owner, key) -> kept``."""
 
     check: Callable[[Any, str, str], Any] | None = None
     required: bool = False
     default: Any = _ABSENT
 
 
-def _as_is(value: Any, owner: str, key: str) -> Any:
-    return value
-
-
-def _at_least(minimum: int) -> Callable[[Any, str, str], int]:
-    return lambda value, owner, key: _int_value(value, owner, key, minimum)
-
-
-def _text(expected: str) -> Callable[[Any, str, str], str]:
-    def check(value: Any, owner: str, key: str) -> str:
-        if not isinstance(value, str):
+def _checked(test: Callable[[Any], bool], expected: str,
+             keep: Callable[[Any], Any] = lambda value: value) -> Callable[[Any, str, str], Any]:
+    """A check: ``test(value)`` or "must be EXPECTED, got VALUE"; keeps ``keep(value)``."""
+    def check(value: Any, owner: str, key: str) -> Any:
+        if not test(value):
             raise _fail(owner, key, f"must be {expected}, got {value!r}")
-        return value
+        return keep(value)
     return check
-
-
-def _non_empty_text(value: Any, owner: str, key: str) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise _fail(owner, key, f"must be a non-empty string, got {value!r}")
-    return value.strip()
-
-
-def _mapping(value: Any, owner: str, key: str) -> Mapping[str, Any]:
-    if not isinstance(value, Mapping):
-        raise _fail(owner, key, f"must be a table, got {value!r}")
-    return value
 
 
 def _horizons(value: Any, owner: str, key: str) -> tuple[int, ...]:
     """An int >= 1, or a non-empty list of them (a grid axis)."""
-    if isinstance(value, list):
-        if not value:
-            raise _fail(owner, key, "is an empty list (a grid axis needs values)")
-        return tuple(_int_value(h, owner, key, 1) for h in value)
-    return (_int_value(value, owner, key, 1),)
+    if isinstance(value, list) and not value:
+        raise _fail(owner, key, "is an empty list (a grid axis needs values)")
+    values = value if isinstance(value, list) else [value]
+    return tuple(_int_value(h, owner, key, 1) for h in values)
 
 
-def _policy_name(value: Any, owner: str, key: str) -> str:
-    if not isinstance(value, str) or value.lower() not in policy_names():
-        raise _fail(owner, key, f"must be one of {policy_names()}, got {value!r}")
-    return value.lower()
-
-
+_TEXT = _checked(lambda value: isinstance(value, str), "a string")
+_TABLE = _checked(lambda value: isinstance(value, Mapping), "a table")
 #: The keys of a config (the environment's are SyntheticGLMEnv's keywords, checked by it).
 _TOP_FIELDS: dict[str, _Key] = {
-    "name": _Key(_non_empty_text, required=True),
-    "description": _Key(_text("a string"), default=""),
-    "horizon": _Key(_horizons, required=True),
-    "seeds": _Key(_at_least(1), default=5),
-    "seed": _Key(_at_least(0), default=0),
-    "environment": _Key(_mapping, required=True),
-    "policies": _Key(required=True),  # a non-empty array of _POLICY_FIELDS tables
-    "dask": _Key(),  # a _DASK_FIELDS table
+    "name": _Key(_checked(lambda value: isinstance(value, str) and bool(value.strip()),
+                          "a non-empty string", str.strip), required=True),
+    "description": _Key(_TEXT, default=""), "horizon": _Key(_horizons, required=True),
+    "seeds": _Key(lambda value, owner, key: _int_value(value, owner, key, 1), default=5),
+    "seed": _Key(lambda value, owner, key: _int_value(value, owner, key, 0), default=0),
+    "environment": _Key(_TABLE, required=True), "policies": _Key(required=True), "dask": _Key(),
 }
 #: The keys of one ``[[policies]]`` table (its params are the policy's keywords, checked by it).
 _POLICY_FIELDS: dict[str, _Key] = {
-    "name": _Key(_policy_name, required=True), "params": _Key(_mapping, default={}),
-    "label": _Key(_text("a string")),
+    "name": _Key(lambda value, owner, key: _checked(  # the names registered when checked
+        lambda name: isinstance(name, str) and name.lower() in policy_names(),
+        f"one of {policy_names()}", str.lower)(value, owner, key), required=True),
+    "params": _Key(_TABLE, default={}), "label": _Key(_TEXT),
 }
-#: The keys of ``[dask]``.
-_DASK_FIELDS: dict[str, _Key] = {
-    "scheduler": _Key(_text("a string address")), "retries": _Key(_at_least(0)),
-}
+_DASK_FIELDS = {"scheduler": _Key(_checked(lambda v: isinstance(v, str), "a string address")),
+                "retries": _Key(lambda value, owner, key: _int_value(value, owner, key, 0))}
 
 
 def _check_fields(table: Mapping[str, Any], fields: dict[str, _Key], owner: str,
                   where: str = "") -> dict[str, Any]:
-    """The keys of ``table`` checked against ``fields``: none unknown, the required ones
-    present, each value through its check (in the order of ``fields``); the defaults of
-    absent keys filled in."""
+    """``table`` against ``fields``: no key unknown, the required ones present, each value
+    through its check (in the order of ``fields``), the absent ones' defaults filled in."""
     _check_unknown(table, tuple(fields), owner, where)
-    for key, spec in fields.items():
-        if spec.required and key not in table:
-            raise _fail(owner, f"{where}{key}", "is missing (required)")
+    for key in (key for key, spec in fields.items() if spec.required and key not in table):
+        raise _fail(owner, f"{where}{key}", "is missing (required)")
     checked: dict[str, Any] = {}
     for key, spec in fields.items():
         if key in table:
-            check = spec.check or _as_is
+            check = spec.check or (lambda value, *_: value)
             checked[key] = check(table[key], owner, f"{where}{key}")
         elif spec.default is not _ABSENT:
             checked[key] = spec.default
@@ -426,13 +395,13 @@ def parse_config(data: Mapping[str, Any], owner: str = "parse_config") -> Experi
     specs = []
     for i, table in enumerate(policies):
         where = f"policies[{i}]"
-        entry = _check_fields(_mapping(table, owner, where), _POLICY_FIELDS, owner, f"{where}.")
+        entry = _check_fields(_TABLE(table, owner, where), _POLICY_FIELDS, owner, f"{where}.")
         _check_grid_values(entry["params"], owner, f"{where}.params.")
         specs.append(PolicySpec(entry["name"], dict(entry["params"]), entry.get("label")))
 
     dask = data.get("dask")
     if dask is not None:
-        dask = _check_fields(_mapping(dask, owner, "dask"), _DASK_FIELDS, owner, "dask.")
+        dask = _check_fields(_TABLE(dask, owner, "dask"), _DASK_FIELDS, owner, "dask.")
 
     config = ExperimentConfig(name.strip(), horizon, environment, tuple(specs), seeds, seed,
                               dask, description)
