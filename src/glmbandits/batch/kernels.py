@@ -26,7 +26,7 @@ per-call input checks of :class:`~glmbandits.policies.base.Policy`.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any, Sequence
+from typing import Any, Generic, Sequence, TypeVar
 
 import numpy as np
 
@@ -98,7 +98,7 @@ def argmax_rows(values: np.ndarray, valid: np.ndarray | None, tied_rows: np.ndar
     actions = tied.argmax(axis=1)
     for i in np.flatnonzero(counts > 1):
         best = tied[i].nonzero()[0]
-        actions[i] = best[rngs[i].integers(best.shape[0])]
+        actions[i] = best[rngs[int(i)].integers(best.shape[0])]
     return actions, counts
 
 
@@ -122,6 +122,7 @@ class _LastScores:
         self._flush()
         if self.arrays is None or self.arrays[0].shape[1] != K:
             self._resize(K)
+        assert self.arrays is not None  # _resize made them
         for array, values in zip(self.arrays, scores):
             array[rows] = values
         if valid is not None or self.valid is not None:
@@ -155,20 +156,24 @@ class _LastScores:
             return
         ucb, mean, width = self.arrays
         for r in np.flatnonzero(self.played):
+            policy = policies[int(r)]
             keep = slice(None) if self.valid is None else self.valid[r]
-            policies[r].last_scores_ = ActionScores(ucb=ucb[r][keep].copy(),
-                                                    mean=mean[r][keep].copy(),
-                                                    width=width[r][keep].copy(),
-                                                    family=policies[r].family)
-            policies[r].last_propensity_ = float(self.propensities[r])
+            policy.last_scores_ = ActionScores(ucb=ucb[r][keep].copy(),
+                                               mean=mean[r][keep].copy(),
+                                               width=width[r][keep].copy(),
+                                               family=policy.family)
+            policy.last_propensity_ = float(self.propensities[r])
             # The kernels' rules are argmax rules (random rounds have all-zero scores),
             # so the round's distribution is uniform over the tied maxima.
-            tied = policies[r].last_scores_.ucb == policies[r].last_scores_.ucb.max()
-            policies[r].last_probabilities_ = tied / np.count_nonzero(tied)
+            tied = policy.last_scores_.ucb == policy.last_scores_.ucb.max()
+            policy.last_probabilities_ = tied / np.count_nonzero(tied)
 
 
 # -- kernels ----------------------------------------------------------------------------------
-class BatchKernel(ABC):
+_P = TypeVar("_P", bound=Policy)  # the kernel's policy class
+
+
+class BatchKernel(ABC, Generic[_P]):
     """R policies advanced together, round by round.
 
     :func:`~glmbandits.simulate_batch` asks the kernel each step which replicates
@@ -187,7 +192,7 @@ class BatchKernel(ABC):
         The array module of the stacked state.
     """
 
-    def __init__(self, policies: Sequence[Policy], backend: ArrayBackend) -> None:
+    def __init__(self, policies: Sequence[_P], backend: ArrayBackend) -> None:
         self.policies = list(policies)
         self.backend = backend
         self.n_replicates = len(self.policies)
@@ -235,7 +240,7 @@ class BatchKernel(ABC):
 
     def _everyone(self, rows: np.ndarray) -> bool:
         """Whether ``rows`` is every replicate, in order (then arrays need no indexing)."""
-        return rows.shape[0] == self.n_replicates
+        return bool(rows.shape[0] == self.n_replicates)
 
     def _selector(self, rows: np.ndarray) -> np.ndarray | slice:
         """An index for the replicates ``rows``: a plain slice when it is all of them."""
@@ -281,7 +286,7 @@ class BatchKernel(ABC):
         return actions, propensities
 
 
-class SequentialKernel(BatchKernel):
+class SequentialKernel(BatchKernel[Policy]):
     """Fallback for any policy: call each replicate's ``select``/``update`` in turn."""
 
     def select(self, X: np.ndarray, valid: np.ndarray | None, rows: np.ndarray

@@ -14,7 +14,7 @@ from .kernels import BatchKernel, batched_sherman_morrison, batched_ucb
 __all__ = ["LinUCBKernel"]
 
 
-class LinUCBKernel(BatchKernel):
+class LinUCBKernel(BatchKernel[LinUCB]):
     """:class:`~glmbandits.LinUCB` for R replicates: θ̂_r = A_r⁻¹b_r, A_r⁻¹ by rank-one steps."""
 
     def __init__(self, policies: Sequence[LinUCB], backend: ArrayBackend) -> None:

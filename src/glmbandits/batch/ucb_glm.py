@@ -19,7 +19,7 @@ from .kernels import BatchKernel, augmented_ucb, batched_sherman_morrison
 __all__ = ["UCBGLMKernel"]
 
 
-class UCBGLMKernel(BatchKernel):
+class UCBGLMKernel(BatchKernel[UCBGLM]):
     """:class:`~glmbandits.UCBGLM` (``refit="every_round"`` or ``"lazy"``) for R replicates.
 
     The kernel plays on the replicates' estimates and snapshots stacked by their
@@ -145,7 +145,7 @@ class UCBGLMKernel(BatchKernel):
     def _few(self, rows: np.ndarray) -> bool:
         """Whether so few replicates play (others wait for a refit wave) that the round
         is computed on their rows only rather than on all R."""
-        return rows.shape[0] <= self.n_replicates // 2
+        return bool(rows.shape[0] <= self.n_replicates // 2)
 
     def select(self, X: np.ndarray, valid: np.ndarray | None, rows: np.ndarray
                ) -> tuple[np.ndarray, np.ndarray]:
