@@ -17,7 +17,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -163,7 +163,7 @@ class ServiceConfig:
         policy = self.policy.build(self.decisions.max_actions)
         return policy.configure_decisions(**self.decisions.policy_options())
 
-    def key_hashes(self, environ: dict[str, str] | None = None) -> tuple[str, ...]:
+    def key_hashes(self, environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
         """The accepted key hashes: the config's plus those of ``GLMBANDITS_API_KEYS``.
 
         Raises :class:`ConfigError` if one is an example key of the documentation
