@@ -118,3 +118,19 @@ def test_a_long_window_joins_as_the_whole_log_does_on_its_last_rows() -> None:
         assert row.reward == reward or (math.isnan(row.reward) and math.isnan(reward))
     assert whole.counts["orphan_rewards"] == 0 and window.counts["orphan_rewards"] == 1
     assert whole.rows()[2996].reward == 5.0
+
+
+def test_joined_decisions_without_policy_actions_export_as_live_rounds(tmp_path) -> None:
+    """A JoinedDecisions built without ``policy_actions`` (its default, None) is written with
+    a null policy_action column (live rounds) instead of failing on ``None < 0``."""
+    pytest.importorskip("pyarrow")
+    from dataclasses import replace
+
+    from glmbandits.data import LoggedBanditData
+    from glmbandits.data.event_export import write_joined_parquet
+
+    live = [event for event in _events()[:4] if not getattr(event, "shadow", False)]
+    joined = replace(JoinedDecisions.from_events(live), policy_actions=None)
+    path = write_joined_parquet(joined, tmp_path / "joined.parquet")
+    data = LoggedBanditData.from_parquet(path)
+    assert data.rewards.tolist() == [1.0] and data.actions.tolist() == [1]

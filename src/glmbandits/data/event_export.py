@@ -190,6 +190,8 @@ def write_joined_parquet(joined: JoinedDecisions, path: str | Path, *,
         pa.array(outer), pa.ListArray.from_arrays(pa.array(inner), pa.array(values)))
     probabilities = pa.ListArray.from_arrays(pa.array(outer), pa.array(flat_p))
     has_reward = np.array([s is not None for s in joined.reward_sources], dtype=bool)
+    policy_actions = (np.full(n, -1, dtype=np.int64) if joined.policy_actions is None
+                      else joined.policy_actions)
     table = pa.table({
         "sequence": pa.array(joined.sequence, pa.int64()),
         "decision_id": pa.array(joined.decision_ids, pa.string()),
@@ -201,8 +203,8 @@ def write_joined_parquet(joined: JoinedDecisions, path: str | Path, *,
         "action": pa.array(joined.actions, pa.int64()),
         "propensity": pa.array(joined.propensities, pa.float64(),
                                mask=np.isnan(joined.propensities)),  # null: shadow
-        "policy_action": pa.array(joined.policy_actions, pa.int64(),
-                                  mask=joined.policy_actions < 0),  # null: live
+        "policy_action": pa.array(policy_actions, pa.int64(),
+                                  mask=policy_actions < 0),  # null: live
         "model_version": pa.array(joined.model_versions, pa.int64()),
         "reward": pa.array(joined.rewards, pa.float64(), mask=~has_reward),
         "reward_source": pa.array(joined.reward_sources, pa.string()),
@@ -258,10 +260,10 @@ def _parquet_column(table: Any, name: str, kind: str, where: str, *,
     types = pa.types
 
     def is_list(t: Any) -> bool:
-        return types.is_list(t) or types.is_large_list(t) or types.is_fixed_size_list(t)
+        return bool(types.is_list(t) or types.is_large_list(t) or types.is_fixed_size_list(t))
 
     def is_number(t: Any) -> bool:
-        return types.is_integer(t) or types.is_floating(t)
+        return bool(types.is_integer(t) or types.is_floating(t))
 
     found = len(table.schema.get_all_field_indices(name))
     if found == 0:

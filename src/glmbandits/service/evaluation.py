@@ -101,7 +101,7 @@ class ShadowEvaluator:
 
     def _new_records(self) -> Iterator[DecisionEvent | RewardEvent | ExpiryEvent]:
         """The log's events after the last one read, as join records (``_after`` follows)."""
-        for event in self.store.events(after=self._after):
+        for event in self.store.events(after=self._after or 0):
             self._after = event.seq
             record = event.record()
             if record is not None:
