@@ -297,7 +297,7 @@ class GLMEstimate:
 
 
 class StackedGLMEstimates:
-    """R :class:`GLMEstimate` objects on a leading replicate axis (made by :meth:`GLMEstimate.stack`).
+    """R :class:`GLMEstimate` objects on a leading replicate axis (:meth:`GLMEstimate.stack`).
 
     The lockstep batch kernel of :class:`~glmbandits.UCBGLM` plays on these
     arrays (appending samples, rank-one updates of ``V_inv`` and ``log_det``) and
