@@ -39,8 +39,7 @@ from ..data.event_records import check_decision_id
 from .decisions import (DEFAULTED, DROPPED, HELD, LATE, LEARNED, REWARDED, Decision,
                         EventSink, PendingDecision, PendingDecisions, UnknownDecisionError,
                         _read_only, check_default_action, check_excluded, check_timestamp,
-                        field_error)
-from .fingerprints import request_digest
+                        field_error, request_digest)
 from .scores import ActionScores
 
 __all__ = ["DecisionAPI", "DecisionHost", "REWARDED"]

@@ -1,9 +1,9 @@
 """``--role api``: answer decide and reward from the latest published model; never learn.
 
-:class:`ApiService` is the :class:`~glmbandits.service.core.DecisionService` of a
-scale-out API process (any number of them share one PostgreSQL log). It keeps the
-core's worker, batching and one commit per batch, and changes what the operations
-do:
+:class:`ApiRole` is the role (:mod:`glmbandits.service.roles`) of the one commit
+worker, :class:`~glmbandits.service.core.DecisionService`, in a scale-out API process
+(any number of them share one PostgreSQL log): the worker, its batching and one commit
+per batch are the same; the role says what the operations do:
 
 * **decide** chooses with a copy of the newest published model
   (``policy.decide(..., keep_pending=False)``: no pending entry, nothing kept
@@ -35,96 +35,102 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 from ..policies.decisions import (DROPPED, REWARDED, DecisionConflict, check_excluded,
-                                  match_retry, retry_default_action, reward_status)
-from ..policies.fingerprints import request_digest
+                                  match_retry, request_digest, retry_default_action,
+                                  reward_status)
 from .config import ServiceConfig
 from .core import DecisionService
-from .errors import Invalid, NotFound, conflict, decision_answer, refused
+from .errors import Invalid, NotFound, conflict, refused
 from .events import Event
 from .postgres_store import CHANNEL, ModelVersion, PostgresStore
+from .roles import Operation, ServedPolicy, Worker, decision_answer
 from .snapshot import decode_snapshot
 
-__all__ = ["ApiService", "ACCEPTED"]
+__all__ = ["ApiRole", "api_service", "ACCEPTED"]
 
 #: The reward status of an API process: logged, to be learned by the learner in log order.
 ACCEPTED = "accepted"
 logger = logging.getLogger("glmbandits.service")
 
 
-class ApiService(DecisionService):
-    """A scale-out API process (see the module docstring).
+class ApiRole:
+    """``--role api``: the strategy of a scale-out API process's worker (see the module
+    docstring).
 
     Parameters
     ----------
-    config : ServiceConfig
     store : PostgresStore
+        The shared log (the worker's store).
     poll_interval : float, default 2.0
         Seconds between two checks for a new model version when no NOTIFY arrives.
     """
 
-    sweeps = False
-    writes_snapshots = False
+    name = "api"
 
-    def __init__(self, config: ServiceConfig, store: PostgresStore, *,
-                 poll_interval: float = 2.0, **options: Any) -> None:
+    def __init__(self, store: PostgresStore, *, poll_interval: float = 2.0) -> None:
         if not isinstance(store, PostgresStore):
-            raise TypeError(f"ApiService: store must be a PostgresStore (--role api needs "
+            raise TypeError(f"ApiRole: store must be a PostgresStore (--role api needs "
                             f"--db postgresql://...), got {type(store).__name__}")
-        super().__init__(config, store, **options)
-        self.store: PostgresStore = store
+        self.store = store
         self.poll_interval = poll_interval
         self.version: ModelVersion | None = None
         self._stopping = threading.Event()
         self._watcher: threading.Thread | None = None
 
     # -- life cycle ------------------------------------------------------------------
-    def start(self) -> "ApiService":
+    def begin(self, service: Worker) -> None:
         self.store.claim_topology("scale-out")
-        super().start()
-        self._watcher = threading.Thread(target=self._watch, name="glmbandits-api-watcher",
-                                         daemon=True)
-        self._watcher.start()
-        return self
 
-    def _restore(self) -> None:
+    def restore(self, service: Worker) -> None:
         latest = self.store.latest_version()
         loaded = None if latest is None else self.store.load_version(latest.id)
-        policy = self.config.build_policy() if loaded is None else decode_snapshot(loaded.data)
-        self._install(policy.reseed(), loaded)
-        self.restored_from = {"snapshot_seq": 0 if loaded is None else int(loaded.seq),
-                              "replayed_events": 0}
-        self._totals = self.store.totals()
+        policy = service.config.build_policy() if loaded is None else \
+            decode_snapshot(loaded.data)
+        self._install(service, policy.reseed(), loaded, self.store.totals())
+        service.restored_from = {"snapshot_seq": 0 if loaded is None else int(loaded.seq),
+                                 "replayed_events": 0}
 
-    def _install(self, policy: Any, version: ModelVersion | None) -> None:
-        policy.event_log = self._sink
-        self.policy = policy
+    def _install(self, service: Worker, policy: ServedPolicy,
+                 version: ModelVersion | None, totals: dict[str, int] | None = None) -> None:
         self.version = version
-        self.snapshot_seq = 0 if version is None else int(version.seq)
+        service.install(policy, 0 if version is None else int(version.seq), totals)
 
-    def _restore_after_failure(self) -> None:
+    def recover(self, service: Worker) -> None:
         """Nothing to undo: the copy holds no pending decisions and is never persisted."""
 
-    def stop(self, *, snapshot: bool = True, timeout: float = 30.0) -> None:
+    def started(self, service: Worker) -> None:
+        self._watcher = threading.Thread(target=self._watch, args=(service,),
+                                         name="glmbandits-api-watcher", daemon=True)
+        self._watcher.start()
+
+    def stopping(self, service: Worker, timeout: float) -> None:
         self._stopping.set()
         if self._watcher is not None:
             self._watcher.join(timeout)
             self._watcher = None
-        super().stop(snapshot=False, timeout=timeout)
+
+    def snapshots(self) -> bool:
+        return False  # the learner publishes model versions
+
+    def sweep_every(self, service: Worker) -> float | None:
+        return None  # the learner sweeps, by the log
+
+    def sweep(self, service: Worker) -> Any:
+        return None
 
     # -- new model versions ------------------------------------------------------------
-    def _watch(self) -> None:
+    def _watch(self, service: Worker) -> None:
         while not self._stopping.is_set():
             connection = None
             try:
                 connection = self.store.connect("glmbandits-api-listen")
                 connection.execute(f"LISTEN {CHANNEL}")
                 while not self._stopping.is_set():
-                    self.refresh()
+                    self.refresh(service)
                     for _ in connection.notifies(timeout=self.poll_interval, stop_after=1):
                         pass
             except Exception as error:  # the server went away: poll again after a pause
@@ -135,7 +141,7 @@ class ApiService(DecisionService):
                 if connection is not None:
                     connection.close()
 
-    def refresh(self) -> bool:
+    def refresh(self, service: Worker) -> bool:
         """Load the newest model version if it is newer than the one in use; swap it in
         (on the worker, between batches). Returns whether a new version was swapped in."""
         latest = self.store.latest_version()
@@ -143,47 +149,43 @@ class ApiService(DecisionService):
         if latest is None or (current is not None and latest.id <= current.id):
             return False
         loaded = self.store.load_version(latest.id)
-        if loaded is None or not self.running:
+        if loaded is None or not service.running:
             return False
         policy = decode_snapshot(loaded.data).reseed()
 
         def swap() -> None:
             if self.version is None or loaded.id > self.version.id:
-                self._install(policy, loaded)
+                self._install(service, policy, loaded)
                 logger.info("glmbandits api: now serving model_version %d (version id %d, "
                             "seq %d)", loaded.model_version, loaded.id, loaded.seq)
 
-        self.submit(swap).result()
+        service.submit(swap).result()
         return True
 
     # -- operations ---------------------------------------------------------------------
-    def _logged_decision(self, decision_id: str) -> Event | None:
-        for event in self._staged:
+    def _logged_decision(self, service: Worker, decision_id: str) -> Event | None:
+        for event in service.staged():
             if event.kind == "decision" and event.decision_id == decision_id:
                 return event
         return self.store.find_decision(decision_id)
 
-    def decide_operation(self, contexts: Any, decision_id: str | None,
-                         excluded: Any, default_action: int | None = None
-                         ) -> Callable[[], dict[str, Any]]:
-        """Decide with the published model's copy (``default_action``: required in shadow
-        mode, ignored live, as in :meth:`DecisionService.decide_operation`)."""
-        X = np.asarray(contexts, dtype=np.float64)
-        rows = None if excluded is None else tuple(int(i) for i in excluded)
-        default = self._default_action(default_action)
-
+    def decide_operation(self, service: Worker, X: np.ndarray,
+                         decision_id: str | None, rows: tuple[int, ...] | None,
+                         requested: int | None, shown: int | None) -> Operation:
+        """Decide with the published model's copy (``shown``: the default action in shadow
+        mode, None live; a retry is judged by the mode its logged decision was made in)."""
         def operation() -> dict[str, Any]:
             if decision_id is not None:
-                logged = self._logged_decision(decision_id)
+                logged = self._logged_decision(service, decision_id)
                 if logged is not None:
-                    return self._retry(logged, X, rows, default_action)
-            now = self.clock()
-            self._sink.excluded = rows
+                    return self._retry(service, logged, X, rows, requested)
+            now = service.clock()
+            service.sink.excluded = rows
             try:
-                decision = self.policy.decide(X, decision_id,
-                                              None if rows is None else list(rows),
-                                              default_action=default, now=now,
-                                              keep_pending=False)
+                decision = service.policy.decide(X, decision_id,
+                                                 None if rows is None else list(rows),
+                                                 default_action=shown, now=now,
+                                                 keep_pending=False)
             except (TypeError, ValueError) as error:
                 raise refused(error) from None
             return decision_answer(decision.decision_id, decision.action,
@@ -192,8 +194,8 @@ class ApiService(DecisionService):
 
         return operation
 
-    def _retry(self, logged: Event, X: np.ndarray, rows: tuple[int, ...] | None,
-               default_action: int | None) -> dict[str, Any]:
+    def _retry(self, service: Worker, logged: Event, X: np.ndarray,
+               rows: tuple[int, ...] | None, default_action: int | None) -> dict[str, Any]:
         try:
             candidates = check_excluded(None if rows is None else list(rows), X.shape[0],
                                         "decide")
@@ -212,75 +214,80 @@ class ApiService(DecisionService):
             match_retry(logged.decision_id, stored, X, candidates, requested)
         except DecisionConflict:
             raise conflict(logged.decision_id, None, logged=True) from None
-        self._append(Event("retry", logged.decision_id, self.clock(), contexts=X.copy(),
-                           excluded=rows, action=requested,
-                           policy_action=logged.policy_action))
+        service.append(Event("retry", logged.decision_id, service.clock(), contexts=X.copy(),
+                             excluded=rows, action=requested,
+                             policy_action=logged.policy_action))
         return decision_answer(logged.decision_id, logged.action, logged.probabilities,
                                logged.propensity, logged.model_version, logged.policy_action)
 
-    def reward_operation(self, decision_id: str, reward: float) -> Callable[[], dict[str, Any]]:
+    def reward_operation(self, service: Worker, decision_id: str,
+                         reward: float) -> Operation:
         def operation() -> dict[str, Any]:
             try:
-                value = self.policy.check_reward(reward)
+                value = service.policy.check_reward(reward)
             except (TypeError, ValueError) as error:
                 raise Invalid(str(error), "reward") from None
-            logged = self._logged_decision(decision_id)
+            logged = self._logged_decision(service, decision_id)
             if logged is None:
                 raise NotFound(f"no decision has decision_id {decision_id!r} in the log",
                                "decision_id")
-            now = self.clock()
-            status = self._reward_status(logged, now)
-            self._append(Event("reward", decision_id, now, reward=value, status=status))
+            now = service.clock()
+            status = self._reward_status(service, logged, now)
+            service.append(Event("reward", decision_id, now, reward=value, status=status))
             return {"decision_id": decision_id, "status": status,
-                    "model_version": int(self.policy.model_version)}
+                    "model_version": int(service.policy.model_version)}
 
         return operation
 
-    def _reward_status(self, logged: Event, now: float) -> str:
+    def _reward_status(self, service: Worker, logged: Event, now: float) -> str:
         """The policy's rule (:func:`~glmbandits.policies.decisions.reward_status`) over the
         log: closed by a reward (``duplicate_rewards = "ignore"``), or by a sweep."""
-        options = self.config.decisions
+        options = service.config.decisions
         wait = options.reward_wait
         closed_as = None
         if options.duplicate_rewards == "ignore" and (
                 any(event.kind == "reward" and event.decision_id == logged.decision_id
-                    for event in self._staged) or self.store.has_reward(logged.decision_id)):
+                    for event in service.staged()) or self.store.has_reward(logged.decision_id)):
             closed_as = REWARDED
         elif wait is not None and self.store.swept_after(logged.seq, logged.timestamp):
             closed_as = DROPPED  # closed by an expiry (what it learned is the learner's)
         status = reward_status(closed_as, logged.timestamp, now, wait)
         return ACCEPTED if status is None else status
 
-    def model_info_operation(self) -> Callable[[], dict[str, Any]]:
-        def operation() -> dict[str, Any]:
-            policy, version = self.policy, self.version
-            statistics = {} if version is None else version.statistics
-            counts: dict[str, Any] = dict(self.store.totals())
-            expired = {key: value for key, value in statistics.items()
-                       if key.startswith("expired_")}
-            counts.update(expired)
-            counts["expired"] = sum(expired.values())
-            counts["pending"] = self.pending_count()
-            return {"policy": self.config.policy.name, "class": type(policy).__name__,
-                    "parameters": dict(self.config.policy.params),
-                    "family": self.config.policy.family,
-                    "n_features": self.config.policy.n_features,
-                    "max_actions": self.config.decisions.max_actions,
-                    "model_version": int(policy.model_version),
-                    "pending": counts["pending"],
-                    "decisions": counts.get("decisions", 0),
-                    "rewards": counts.get("rewards", 0), "counts": counts,
-                    "last_seq": self.store.last_seq(), "snapshot_seq": self.snapshot_seq,
-                    "role": "api", "version_id": None if version is None else version.id}
+    def model_info(self, service: Worker) -> dict[str, Any]:
+        policy, version, config = service.policy, self.version, service.config
+        statistics = {} if version is None else version.statistics
+        counts: dict[str, Any] = dict(self.store.totals())
+        expired = {key: value for key, value in statistics.items()
+                   if key.startswith("expired_")}
+        counts.update(expired)
+        counts["expired"] = sum(expired.values())
+        counts["pending"] = self.pending_count(service)
+        return {"policy": config.policy.name, "class": type(policy).__name__,
+                "parameters": dict(config.policy.params),
+                "family": config.policy.family,
+                "n_features": config.policy.n_features,
+                "max_actions": config.decisions.max_actions,
+                "model_version": int(policy.model_version),
+                "pending": counts["pending"],
+                "decisions": counts.get("decisions", 0),
+                "rewards": counts.get("rewards", 0), "counts": counts,
+                "last_seq": self.store.last_seq(), "snapshot_seq": service.snapshot_seq,
+                "role": "api", "version_id": None if version is None else version.id}
 
-        return operation
-
-    def totals(self) -> dict[str, int]:
+    def totals(self, service: Worker) -> dict[str, int]:
         """The store's counters: totals over every API process."""
         return self.store.totals()
 
-    def pending_count(self) -> int:
+    def pending_count(self, service: Worker) -> int:
         """Pending decisions as of the learner's last publication (0 before the first)."""
         version = self.version
         return 0 if version is None or version.pending is None else int(version.pending)
 
+
+def api_service(config: ServiceConfig, store: PostgresStore, *, poll_interval: float = 2.0,
+                **options: Any) -> DecisionService:
+    """The commit worker of a scale-out API process (not started): a
+    :class:`~glmbandits.service.core.DecisionService` with an :class:`ApiRole`."""
+    return DecisionService(config, store, role=ApiRole(store, poll_interval=poll_interval),
+                           **options)

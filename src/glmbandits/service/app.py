@@ -31,13 +31,13 @@ from starlette.responses import PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.staticfiles import StaticFiles
 
-from .auth import KeyChecker
+from .auth import KeyChecker, authorize
 from .config import ServiceConfig
 from ..dashboard import ASSET_FILES, asset_folder
 from .core import DecisionService
-from .errors import Invalid, ServiceError
+from .errors import Invalid, ServiceError, error_body
 from .evaluation import ShadowEvaluator
-from .hot_routes import HotRoutes, authorize, error_body
+from .hot_routes import HotRoutes
 from .metrics import Metrics
 from .openapi import MAX_AFTER, MAX_EVENTS_PAGE, openapi_document
 

@@ -13,7 +13,9 @@ import hashlib
 import hmac
 from typing import Iterable
 
-__all__ = ["KeyChecker"]
+from .errors import Unauthorized
+
+__all__ = ["KeyChecker", "authorize"]
 
 
 class KeyChecker:
@@ -45,3 +47,9 @@ class KeyChecker:
         for digest in self._digests:
             matched |= hmac.compare_digest(presented, digest)
         return matched
+
+
+def authorize(keys: KeyChecker, authorization: str | None) -> None:
+    """Refuse (401) a request whose ``Authorization`` header carries no accepted key."""
+    if not keys.check(authorization):
+        raise Unauthorized("a valid API key is needed: send 'Authorization: Bearer KEY'")

@@ -12,6 +12,10 @@ If a write or the commit fails, the worker rolls back, rebuilds the policy
 from the store (snapshot plus log tail) and answers the batch with
 :class:`Unavailable`: the policy never holds state the log does not.
 
+What the operations do is the service's role (:mod:`glmbandits.service.roles`), a
+strategy of this one worker: ``all`` (:class:`~glmbandits.service.roles.AllRole`, the
+default) or ``api`` (:class:`~glmbandits.service.api_role.ApiRole`).
+
 Examples
 --------
 >>> import os, tempfile
@@ -41,12 +45,11 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..policies.decisions import retry_default_action
 from .config import ServiceConfig
 from .errors import (Conflict, Invalid, NotFound, ServiceError, StoreMismatchError,
-                     Unavailable, decision_answer, refused)
+                     Unavailable)
 from .events import Event, LogSink, total_keys
-from .replay import check_restored, policy_from_snapshot, replay_events
+from .roles import AllRole, Role, ServedPolicy
 from .snapshot import encode_snapshot
 from .store import Store
 
@@ -112,26 +115,25 @@ class DecisionService:
         Seconds since the epoch (default ``time.time``); the time of every event.
     max_batch : int, default 256
         The most requests one commit covers.
+    role : Role, optional
+        What the operations do (default :class:`~glmbandits.service.roles.AllRole`).
     """
 
-    #: whether the worker runs the expiry sweep (a scale-out API process leaves it to the
-    #: learner) and writes snapshots (the learner publishes them instead)
-    sweeps = True
-    writes_snapshots = True
-
     def __init__(self, config: ServiceConfig, store: Store, *,
-                 clock: Callable[[], float] = time.time, max_batch: int = 256) -> None:
+                 clock: Callable[[], float] = time.time, max_batch: int = 256,
+                 role: Role | None = None) -> None:
         self.config = config
         self.store = store
         self.clock = clock
         self.max_batch = max_batch
-        self.policy: Any = None
+        self.role: Role = AllRole() if role is None else role
+        self.policy: ServedPolicy = None  # type: ignore[assignment]  # set by start()
         self.snapshot_seq = 0
         self.restored_from: dict[str, int] = {}
         self._queue: queue.Queue = queue.Queue()
         self._thread: threading.Thread | None = None
         self._staged: list[Event] = []
-        self._sink = LogSink(self._append)
+        self.sink = LogSink(self.append)
         self._totals: dict[str, int] = {}
         self._last_sweep = 0.0
         self._started = time.time()
@@ -140,39 +142,39 @@ class DecisionService:
 
     # -- life cycle ------------------------------------------------------------------
     def start(self) -> "DecisionService":
-        """Check the store's config, restore the policy (snapshot + log tail), start the worker."""
+        """Check the store's config, restore the policy (the role's: snapshot + log tail,
+        or the latest published model), start the worker."""
+        self.role.begin(self)
         check_store_config(self.config, self.store)
-        self._restore()
+        self.role.restore(self)
         self._thread = threading.Thread(target=self._work, name="glmbandits-service-worker",
                                         daemon=True)
         self._thread.start()
+        self.role.started(self)
         return self
 
-    def _restore(self) -> None:
-        policy, after = policy_from_snapshot(self.config, self.store)
-        replayed = [0]  # counted, not seq differences: PostgreSQL's seqs may have gaps
-
-        def tail() -> Any:
-            for event in self.store.events(after=after):
-                replayed[0] += 1
-                yield event
-
-        replay_events(policy, tail())
-        totals = self.store.totals()
-        check_restored(policy, totals, log=self.store.url, snapshot_seq=after)
-        policy.event_log = self._sink
+    def install(self, policy: ServedPolicy, snapshot_seq: int, totals: dict[str, int] | None,
+                restored_from: dict[str, int] | None = None) -> None:
+        """Serve ``policy`` (its events go to the store's open transaction); ``totals`` are
+        the log's counts (None: unchanged). The role calls it, on the worker once started."""
+        policy.event_log = self.sink
         self.policy = policy
-        self.snapshot_seq = after
-        self.restored_from = {"snapshot_seq": after, "replayed_events": replayed[0]}
-        self._totals = totals
+        self.snapshot_seq = snapshot_seq
+        if restored_from is not None:
+            self.restored_from = restored_from
+        if totals is not None:
+            with self._lock:
+                self._totals = totals
 
     def stop(self, *, snapshot: bool = True, timeout: float = 30.0) -> None:
-        """Answer what is queued, stop the worker, write a snapshot, close the store."""
+        """Answer what is queued, stop the worker, write a snapshot (if the role writes
+        them), close the store."""
+        self.role.stopping(self, timeout)
         if self._thread is not None:
             self._queue.put(_STOP)
             self._thread.join(timeout)
             self._thread = None
-        if snapshot and self.writes_snapshots and self.store.last_seq() > self.snapshot_seq:
+        if snapshot and self.role.snapshots() and self.store.last_seq() > self.snapshot_seq:
             self.write_snapshot()
         self.store.close()
 
@@ -234,36 +236,12 @@ class DecisionService:
     def decide_operation(self, contexts: Any, decision_id: str | None,
                          excluded: Any, default_action: int | None = None
                          ) -> Callable[[], dict[str, Any]]:
-        """The worker's half of ``decide``: checks, decides, logs; returns the answer.
-        ``default_action`` is required in shadow mode, ignored in live mode."""
+        """The worker's half of ``decide`` (the role's): checks, decides, logs; returns the
+        answer. ``default_action`` is required in shadow mode, ignored in live mode."""
         X = np.asarray(contexts, dtype=np.float64)
         rows = None if excluded is None else tuple(int(i) for i in excluded)
-        requested = default_action
         shown = self._default_action(default_action)
-
-        def operation() -> dict[str, Any]:
-            policy = self.policy
-            entry = None if decision_id is None else policy.decisions_.lookup(decision_id)
-            # a retry is judged by the mode it was decided in (a restart may switch)
-            default = shown if entry is None else retry_default_action(
-                entry.decision.shadow, requested)
-            now = self.clock()
-            self._sink.excluded = rows
-            try:  # the policy's decisions_ judges a retry (find_retry); refusals are typed
-                decision = policy.decide(X, decision_id, None if rows is None else list(rows),
-                                         default_action=default, now=now)
-            except (TypeError, ValueError) as error:
-                raise refused(error) from None
-            retry = entry is not None
-            if retry:  # a shadow retry keeps its default action, which replay repeats
-                self._append(Event("retry", decision.decision_id, now, contexts=X.copy(),
-                                   excluded=rows, action=default,
-                                   policy_action=decision.policy_action))
-            return decision_answer(decision.decision_id, decision.action,
-                                   decision.probabilities, decision.propensity,
-                                   decision.model_version, decision.policy_action)
-
-        return operation
+        return self.role.decide_operation(self, X, decision_id, rows, default_action, shown)
 
     def _default_action(self, default_action: int | None) -> int | None:
         """The row a decide shows: the client's ``default_action`` in shadow mode (where
@@ -276,42 +254,20 @@ class DecisionService:
         return default_action
 
     def reward_operation(self, decision_id: str, reward: float) -> Callable[[], dict[str, Any]]:
-        """The worker's half of ``reward``: learns (or counts) and logs; returns the answer."""
-        def operation() -> dict[str, Any]:
-            try:
-                status = self.policy.reward(decision_id, reward, now=self.clock())
-            except (KeyError, TypeError, ValueError) as error:
-                raise refused(error) from None
-            return {"decision_id": decision_id, "status": status,
-                    "model_version": self.policy.model_version}
-
-        return operation
+        """The worker's half of ``reward`` (the role's): learns (or counts, or logs for the
+        learner); returns the answer."""
+        return self.role.reward_operation(self, decision_id, reward)
 
     def model_info_operation(self) -> Callable[[], dict[str, Any]]:
         """A worker operation that returns ``GET /v1/model``'s body."""
-        def operation() -> dict[str, Any]:
-            policy = self.policy
-            with self._lock:
-                totals = dict(self._totals)
-            counts = {**totals, "pending": policy.decisions_.n_pending, "expired": sum(
-                n for name, n in totals.items() if name.startswith("expiries_"))}
-            return {"policy": self.config.policy.name, "class": type(policy).__name__,
-                    "mode": self.config.decisions.mode,
-                    "parameters": dict(self.config.policy.params),
-                    "family": self.config.policy.family,
-                    "n_features": self.config.policy.n_features,
-                    "max_actions": self.config.decisions.max_actions,
-                    "model_version": int(policy.model_version),
-                    "pending": policy.decisions_.n_pending,
-                    "decisions": totals.get("decisions", 0),
-                    "rewards": totals.get("rewards", 0),
-                    "counts": counts,
-                    "last_seq": self.store.last_seq(), "snapshot_seq": self.snapshot_seq}
-
-        return operation
+        return lambda: self.role.model_info(self)
 
     def totals(self) -> dict[str, int]:
-        """The log's counts (as of the last commit)."""
+        """The log's counts (the role's: as of this worker's last commit, or the store's)."""
+        return self.role.totals(self)
+
+    def cached_totals(self) -> dict[str, int]:
+        """The log's counts as of this worker's last commit."""
         with self._lock:
             return dict(self._totals)
 
@@ -325,19 +281,23 @@ class DecisionService:
 
     def pending_count(self) -> int:
         """How many decisions wait for a reward (read without the worker; approximate)."""
-        return self.policy.decisions_.n_pending
+        return self.role.pending_count(self)
 
     # -- the worker ---------------------------------------------------------------------
-    def _append(self, event: Event) -> None:
+    def append(self, event: Event) -> None:
+        """Write an event into the store's open transaction (committed with the batch)."""
         self.store.append(event)
         self._staged.append(event)
 
+    def staged(self) -> list[Event]:
+        """The events of the batch being applied, not committed yet."""
+        return self._staged
+
     def _work(self) -> None:
-        reward_wait = self.config.decisions.reward_wait if self.sweeps else None
-        every = self.config.decisions.expire_every
+        every = self.role.sweep_every(self)
         while True:
             try:
-                item = self._queue.get(timeout=every if reward_wait is not None else None)
+                item = self._queue.get(timeout=every)
             except queue.Empty:
                 item = None
             batch = [] if item is None else [item]
@@ -348,21 +308,11 @@ class DecisionService:
                     break
             stop = any(entry is _STOP for entry in batch)
             self._run_batch([entry for entry in batch if entry is not _STOP])
-            if reward_wait is not None and time.monotonic() - self._last_sweep >= every:
+            if every is not None and time.monotonic() - self._last_sweep >= every:
                 self._last_sweep = time.monotonic()
-                self._run_batch([(self._sweep_operation(reward_wait), None)])
+                self._run_batch([(lambda: self.role.sweep(self), None)])
             if stop:
                 return
-
-    def _sweep_operation(self, older_than: float) -> Callable[[], Any]:
-        def operation() -> Any:
-            now = self.clock()
-            if not self.policy.decisions_.has_expired(now - older_than):
-                return None
-            self._append(Event("expire", None, now, older_than=older_than))
-            return self.policy.expire(older_than, now=now)
-
-        return operation
 
     def _run_batch(self, batch: list) -> None:
         if not batch:
@@ -391,7 +341,7 @@ class DecisionService:
         if failed is not None:
             self.store.rollback()
             self._staged.clear()
-            self._restore_after_failure()
+            self.role.recover(self)
             message = (f"the event log could not be written ({type(failed).__name__}: "
                        f"{failed}); nothing of this request was kept, retry it")
             _answer_all([(future, None, Unavailable(message))
@@ -404,18 +354,12 @@ class DecisionService:
                 self._commits[0] += 1
                 self._commits[1] += writes
         _answer_all([result for result in results if result[0] is not None])
-        if self.writes_snapshots and \
+        if self.role.snapshots() and \
                 self.store.last_seq() - self.snapshot_seq >= self.config.snapshot_every:
             try:
                 self.write_snapshot()
             except Exception:  # a missed snapshot only makes the next start replay more
                 pass
-
-    def _restore_after_failure(self) -> None:
-        try:
-            self._restore()
-        except Exception:  # the store is unusable: refuse everything from now on
-            self.policy = None
 
     def _count(self, events: list[Event]) -> None:
         with self._lock:

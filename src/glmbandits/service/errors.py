@@ -1,5 +1,5 @@
-"""What the service refuses, as exceptions the app turns into HTTP answers, and the
-body of a decide answer (shared by the single-process core and the API role).
+"""Every HTTP refusal of the service, as exceptions (each with its status), and the JSON
+body of a refusal (:func:`error_body`).
 
 A policy's refusals are typed (:mod:`glmbandits.policies.decisions`): :func:`refused`
 maps each type to its HTTP refusal (a conflict 409, an unknown id 404, an invalid field
@@ -8,14 +8,18 @@ maps each type to its HTTP refusal (a conflict 409, an unknown id 404, an invali
 
 from __future__ import annotations
 
-from typing import Any
-
-import numpy as np
-
 from ..policies.decisions import DecisionConflict, FieldError, UnknownDecisionError
 
-__all__ = ["ServiceError", "Invalid", "NotFound", "Conflict", "Unavailable",
-           "StoreMismatchError", "decision_answer", "refused", "conflict"]
+__all__ = ["ServiceError", "Invalid", "NotFound", "Conflict", "Unavailable", "Unauthorized",
+           "TooLarge", "UnsupportedMediaType", "StoreMismatchError", "ERROR_NAMES",
+           "error_body", "refused", "conflict"]
+
+#: the ``error`` word of a refusal's JSON body, by status
+ERROR_NAMES = {401: "unauthorized", 404: "not found", 405: "method not allowed",
+               408: "request timeout", 409: "conflict", 413: "body too large",
+               415: "unsupported media type", 422: "invalid request",
+               431: "request header fields too large", 500: "internal server error",
+               503: "unavailable"}
 
 
 class ServiceError(Exception):
@@ -53,21 +57,37 @@ class Unavailable(ServiceError):
     status = 503
 
 
+class Unauthorized(ServiceError):
+    """No accepted API key (401; answered with ``WWW-Authenticate: Bearer``)."""
+
+    status = 401
+
+
+class TooLarge(ServiceError):
+    """A body above ``max_body_bytes`` (413)."""
+
+    status = 413
+
+
+class UnsupportedMediaType(ServiceError):
+    """A body in a format the endpoint does not read (415); ``field`` is ``Content-Type``."""
+
+    status = 415
+
+
+def error_body(error: ServiceError) -> tuple[int, bytes, list[tuple[bytes, bytes]]]:
+    """(status, JSON body, extra headers) of a refusal: ``{"error", "detail", "field"}``,
+    with ``WWW-Authenticate: Bearer`` on a 401."""
+    import msgspec  # the serve extra; the core runs without it
+
+    body = msgspec.json.encode({"error": ERROR_NAMES.get(error.status, "error"),
+                                "detail": error.message, "field": error.field})
+    extra = [(b"www-authenticate", b"Bearer")] if error.status == 401 else []
+    return error.status, body, extra
+
+
 class StoreMismatchError(RuntimeError):
     """The store's log was written by a service with another policy config."""
-
-
-def decision_answer(decision_id: str, action: int, probabilities: np.ndarray,
-                    propensity: float | None, model_version: int,
-                    policy_action: int | None) -> dict[str, Any]:
-    """The body of a ``POST /v1/decide`` answer; ``policy_action`` only for a shadow
-    decision (whose ``propensity`` is None: the client chose)."""
-    answer = {"decision_id": decision_id, "action": int(action),
-              "probabilities": probabilities.tolist(), "propensity": propensity,
-              "model_version": int(model_version)}
-    if policy_action is not None:
-        answer["policy_action"] = int(policy_action)
-    return answer
 
 
 def conflict(decision_id: str, closed_as: str | None, *, logged: bool = False) -> Conflict:

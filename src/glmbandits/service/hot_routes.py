@@ -14,8 +14,8 @@ in ``docs/service.md`` (Performance).
 The answers are the ones the Starlette routes gave, byte for byte: the same
 refusal order (401 no or wrong key, 415 a decide body neither JSON nor .npy, 413
 above ``max_body_bytes``, 422 malformed naming the field, then the core's 404,
-409 or 503), the same JSON error bodies (:func:`error_body`, shared with the
-app), a 405 naming the allowed method for another method on these paths, the
+409 or 503), the same JSON error bodies (:func:`~glmbandits.service.errors.error_body`,
+shared with the app), a 405 naming the allowed method for another method on these paths, the
 same metrics, and a body read chunk by chunk that stops at the limit.
 """
 
@@ -27,14 +27,14 @@ from typing import Any, Awaitable, Callable
 
 import msgspec
 
-from .auth import KeyChecker
-from .errors import ServiceError
+from .auth import KeyChecker, authorize
+from .errors import ERROR_NAMES, ServiceError, TooLarge, error_body
 from .media import decide_encoding, parse_decide_body
 from .metrics import Metrics
 from .npy_body import parse_query
 from .schemas import parse_reward
 
-__all__ = ["HotRoutes", "Unauthorized", "TooLarge", "authorize", "error_body", "ERROR_NAMES"]
+__all__ = ["HotRoutes"]
 
 logger = logging.getLogger("glmbandits.service")
 
@@ -43,40 +43,11 @@ Receive = Callable[[], Awaitable[dict]]
 Send = Callable[[dict], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
-#: the ``error`` word of a refusal's JSON body, by status
-ERROR_NAMES = {401: "unauthorized", 404: "not found", 405: "method not allowed",
-               408: "request timeout", 409: "conflict", 413: "body too large",
-               415: "unsupported media type", 422: "invalid request",
-               431: "request header fields too large", 500: "internal server error",
-               503: "unavailable"}
 _JSON_HEADERS = [(b"content-type", b"application/json")]
-
-
-class Unauthorized(ServiceError):
-    status = 401
-
-
-class TooLarge(ServiceError):
-    status = 413
 
 
 class _Disconnected(Exception):
     """The client went away before its body was read: nothing to answer."""
-
-
-def error_body(error: ServiceError) -> tuple[int, bytes, list[tuple[bytes, bytes]]]:
-    """(status, JSON body, extra headers) of a refusal: ``{"error", "detail", "field"}``,
-    with ``WWW-Authenticate: Bearer`` on a 401."""
-    body = msgspec.json.encode({"error": ERROR_NAMES.get(error.status, "error"),
-                                "detail": error.message, "field": error.field})
-    extra = [(b"www-authenticate", b"Bearer")] if error.status == 401 else []
-    return error.status, body, extra
-
-
-def authorize(keys: KeyChecker, authorization: str | None) -> None:
-    """Refuse (401) a request whose ``Authorization`` header carries no accepted key."""
-    if not keys.check(authorization):
-        raise Unauthorized("a valid API key is needed: send 'Authorization: Bearer KEY'")
 
 
 def _header(scope: Scope, name: bytes) -> str | None:
@@ -101,8 +72,8 @@ class HotRoutes:
     ----------
     app : ASGI app
         The Starlette app with every other route and the lifespan.
-    service : DecisionService or ApiRoleService
-        The started core (its ``decide_async``/``reward_async``).
+    service : DecisionService
+        The started commit worker, of any role (its ``decide_async``/``reward_async``).
     keys : KeyChecker
         The accepted API keys.
     metrics : Metrics

@@ -17,26 +17,20 @@ Examples
 >>> decide_encoding("text/plain")
 Traceback (most recent call last):
 ...
-glmbandits.service.media.UnsupportedMediaType: Content-Type must be application/json or application/x-npy (or absent, for JSON), got 'text/plain'
+glmbandits.service.errors.UnsupportedMediaType: Content-Type must be application/json or application/x-npy (or absent, for JSON), got 'text/plain'
 """
 
 from __future__ import annotations
 
 from typing import Iterable
 
-from .errors import Invalid, ServiceError
+from .errors import Invalid, UnsupportedMediaType
 from .npy_body import NPY_MEDIA_TYPE, QUERY_FIELDS, parse_decide_npy
 from .schemas import DecideRequest, parse_decide
 
 __all__ = ["UnsupportedMediaType", "decide_encoding", "parse_decide_body", "JSON_MEDIA_TYPE"]
 
 JSON_MEDIA_TYPE = "application/json"
-
-
-class UnsupportedMediaType(ServiceError):
-    """A body in a format the endpoint does not read (415); ``field`` is ``Content-Type``."""
-
-    status = 415
 
 
 def decide_encoding(content_type: str | None) -> str:

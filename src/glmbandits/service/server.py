@@ -23,6 +23,7 @@ from .app import create_app
 from .config import ServiceConfig
 from .core import DecisionService
 from .http_guard import guarded_protocol
+from .roles import ROLES
 from .store import open_store
 
 __all__ = ["run_server", "start_service", "run_learner", "ROLES"]
@@ -47,10 +48,6 @@ class _Server(uvicorn.Server):
                 signal.signal(sig, handler)
 
 
-#: The roles of ``glmbandits serve --role``.
-ROLES = ("all", "api", "learner")
-
-
 def start_service(config: ServiceConfig, db: str | None = None,
                   role: str = "all") -> DecisionService:
     """Open the store (``db`` or the config's) and start the core: restore, then serve.
@@ -73,9 +70,9 @@ def start_service(config: ServiceConfig, db: str | None = None,
     store = open_store(config.db, synchronous=config.synchronous)
     try:
         if role == "api":
-            from .api_role import ApiService
+            from .api_role import api_service
 
-            return ApiService(config, store).start()
+            return api_service(config, store).start()
         store.claim_topology("single")
         return DecisionService(config, store).start()
     except BaseException:
