@@ -88,3 +88,17 @@ def test_every_policy_is_what_the_service_serves(cls):
     from glmbandits.service.roles import ServedPolicy
 
     assert isinstance(cls(n_features=3, seed=0), ServedPolicy)
+
+
+def test_only_errors_writes_a_refusals_body():
+    import re
+
+    from glmbandits.service.errors import refusal_body
+
+    folder = Path(glmbandits.service.__file__).parent
+    writers = [path.name for path in sorted(folder.glob("*.py"))
+               if path.name != "errors.py" and re.search(r'"detail"\s*:', path.read_text())]
+    assert writers == []
+    assert refusal_body(405, "GET /v1/decide: Method Not Allowed") == (
+        b'{"error":"method not allowed","detail":"GET /v1/decide: Method Not Allowed",'
+        b'"field":null}')

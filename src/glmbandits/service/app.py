@@ -35,7 +35,7 @@ from .auth import KeyChecker, authorize
 from .config import ServiceConfig
 from ..dashboard import ASSET_FILES, asset_folder
 from .core import DecisionService
-from .errors import Invalid, ServiceError, error_body
+from .errors import Invalid, ServiceError, error_body, refusal_body
 from .evaluation import ShadowEvaluator
 from .hot_routes import HotRoutes
 from .metrics import Metrics
@@ -167,8 +167,9 @@ def create_app(config: ServiceConfig, service: DecisionService, *,
     async def http_error(request: Request, error: Exception) -> Response:
         status = getattr(error, "status_code", 500)
         detail = getattr(error, "detail", "") or "error"
-        response = _json({"error": str(detail).lower(), "detail": f"{request.method} "
-                          f"{request.url.path}: {detail}", "field": None}, status)
+        response = Response(refusal_body(status, f"{request.method} {request.url.path}: "
+                                         f"{detail}", error=str(detail).lower()),
+                            status_code=status, media_type=_JSON)
         response.headers.update(getattr(error, "headers", None) or {})  # a 405's Allow
         return response
 

@@ -12,7 +12,7 @@ from ..policies.decisions import DecisionConflict, FieldError, UnknownDecisionEr
 
 __all__ = ["ServiceError", "Invalid", "NotFound", "Conflict", "Unavailable", "Unauthorized",
            "TooLarge", "UnsupportedMediaType", "StoreMismatchError", "ERROR_NAMES",
-           "error_body", "refused", "conflict"]
+           "refusal_body", "error_body", "refused", "conflict"]
 
 #: the ``error`` word of a refusal's JSON body, by status
 ERROR_NAMES = {401: "unauthorized", 404: "not found", 405: "method not allowed",
@@ -75,15 +75,21 @@ class UnsupportedMediaType(ServiceError):
     status = 415
 
 
-def error_body(error: ServiceError) -> tuple[int, bytes, list[tuple[bytes, bytes]]]:
-    """(status, JSON body, extra headers) of a refusal: ``{"error", "detail", "field"}``,
-    with ``WWW-Authenticate: Bearer`` on a 401."""
+def refusal_body(status: int, detail: str, field: str | None = None, *,
+                 error: str | None = None) -> bytes:
+    """The JSON body of every refusal: ``{"error", "detail", "field"}``; ``error`` is the
+    status's word (:data:`ERROR_NAMES`) unless given (Starlette's own refusals)."""
     import msgspec  # the serve extra; the core runs without it
 
-    body = msgspec.json.encode({"error": ERROR_NAMES.get(error.status, "error"),
-                                "detail": error.message, "field": error.field})
+    return msgspec.json.encode({"error": ERROR_NAMES.get(status, "error") if error is None
+                                else error, "detail": detail, "field": field})
+
+
+def error_body(error: ServiceError) -> tuple[int, bytes, list[tuple[bytes, bytes]]]:
+    """(status, JSON body, extra headers) of a refusal (:func:`refusal_body`), with
+    ``WWW-Authenticate: Bearer`` on a 401."""
     extra = [(b"www-authenticate", b"Bearer")] if error.status == 401 else []
-    return error.status, body, extra
+    return error.status, refusal_body(error.status, error.message, error.field), extra
 
 
 class StoreMismatchError(RuntimeError):

@@ -28,7 +28,7 @@ from typing import Any, Awaitable, Callable
 import msgspec
 
 from .auth import KeyChecker, authorize
-from .errors import ERROR_NAMES, ServiceError, TooLarge, error_body
+from .errors import ServiceError, TooLarge, error_body, refusal_body
 from .media import decide_encoding, parse_decide_body
 from .metrics import Metrics
 from .npy_body import parse_query
@@ -106,9 +106,9 @@ class HotRoutes:
             return
         name, handler = route
         if scope["method"] != "POST":
-            await self._send(send, 405, msgspec.json.encode(
-                {"error": ERROR_NAMES[405], "detail": f"{scope['method']} {scope['path']}: "
-                 "Method Not Allowed", "field": None}), [(b"allow", b"POST")])
+            await self._send(send, 405, refusal_body(
+                405, f"{scope['method']} {scope['path']}: Method Not Allowed"),
+                [(b"allow", b"POST")])
             return
         started = time.perf_counter()
         try:
@@ -120,9 +120,9 @@ class HotRoutes:
             return
         except Exception:  # a bug: logged with its traceback, answered 500
             logger.exception("glmbandits serve: %s %s failed", scope["method"], scope["path"])
-            status, body, extra = 500, msgspec.json.encode(
-                {"error": ERROR_NAMES[500], "detail": f"POST {scope['path']}: the service "
-                 "failed on this request (see its log)", "field": None}), []
+            status, body, extra = 500, refusal_body(
+                500, f"POST {scope['path']}: the service failed on this request (see its "
+                "log)"), []
         else:
             status, body, extra = 200, msgspec.json.encode(answer), []
         self.metrics.observe(name, status, time.perf_counter() - started)

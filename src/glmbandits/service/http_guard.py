@@ -32,9 +32,7 @@ import asyncio
 import http
 from typing import Any
 
-import msgspec
-
-from .errors import ERROR_NAMES
+from .errors import refusal_body
 
 __all__ = ["guarded_protocol", "refusal"]
 
@@ -48,8 +46,7 @@ def refusal(status: int, detail: str, field: str) -> bytes:
     >>> refusal(431, "too many headers", "headers").split(b"\\r\\n")[0]
     b'HTTP/1.1 431 Request Header Fields Too Large'
     """
-    body = msgspec.json.encode({"error": ERROR_NAMES.get(status, "error"), "detail": detail,
-                                "field": field})
+    body = refusal_body(status, detail, field)
     return (f"HTTP/1.1 {status} {http.HTTPStatus(status).phrase}\r\n"
             f"content-type: application/json\r\ncontent-length: {len(body)}\r\n"
             "connection: close\r\n\r\n").encode("ascii") + body
