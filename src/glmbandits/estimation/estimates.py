@@ -119,6 +119,7 @@ class GLMEstimate:
         if self.V_inv_ is not None:
             quadratic = sherman_morrison_update(self.V_inv_, x)
             if quadratic >= 0.0:
+                assert self.log_det_V_ is not None  # kept with V_inv_
                 self.log_det_V_ += math.log1p(quadratic)
             else:
                 self.V_inv_ = inverse_gram(self.history.X, self.l2)
@@ -129,6 +130,7 @@ class GLMEstimate:
     def log_det_V(self) -> float:
         """log det V (forming V⁻¹ first if l2 == 0 and it has not been formed)."""
         self.V_inv  # noqa: B018 (forms V_inv_ and log_det_V_ when needed)
+        assert self.log_det_V_ is not None
         return self.log_det_V_
 
     @property
@@ -197,6 +199,7 @@ class GLMEstimate:
                     ) -> np.ndarray:
         """:meth:`refit_on` with the lazy solver (a one-row :func:`lazy_newton_refit`)."""
         cache = self.newton_
+        assert cache is not None  # a lazy estimate has its solver cache
         if self.theta_ is not self.__dict__.get("newton_theta_") and not np.array_equal(
                 cache.theta[0], self.theta_):  # theta_ was set from outside
             self.newton_ = cache = NewtonCache.fresh(self.theta_[None], self.l2)
@@ -296,6 +299,12 @@ class GLMEstimate:
         return clone
 
 
+def _formed(V_inv: np.ndarray | None) -> np.ndarray:
+    """An estimate's V⁻¹, which stacking needs formed (``l2 > 0``, or read once)."""
+    assert V_inv is not None
+    return V_inv
+
+
 class StackedGLMEstimates:
     """R :class:`GLMEstimate` objects on a leading replicate axis (:meth:`GLMEstimate.stack`).
 
@@ -344,7 +353,7 @@ class StackedGLMEstimates:
         self.fit_n = np.array([e.n - 1 if e.stale_ else e.n for e in self.estimates],
                               dtype=np.int64)
         self.theta = np.stack([e.theta_ for e in self.estimates])
-        self.V_inv = np.stack([e.V_inv_ for e in self.estimates])
+        self.V_inv = np.stack([_formed(e.V_inv_) for e in self.estimates])
         self.log_det = np.array([e.log_det_V_ for e in self.estimates], dtype=np.float64)
         self.newton = NewtonCache.stack([
             e.newton_ if e.newton_ is not None and np.array_equal(e.newton_.theta[0], e.theta_)
