@@ -84,7 +84,8 @@ def collect_log(env: Any, horizon: int, logging: Any = "uniform", *,
     if isinstance(seed, np.random.Generator):
         env_seed, rng = int(seed.integers(2**63)), seed
     else:
-        sequence = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+        sequence = (seed if isinstance(seed, np.random.SeedSequence)
+                    else np.random.SeedSequence(seed))
         env_seed, log_seed = sequence.spawn(2)
         rng = as_generator(log_seed, owner)
     contexts = env.reset(seed=env_seed)

@@ -221,7 +221,7 @@ def _check_memory(owner: str, environments: list[dict[str, Any]], horizons: tupl
         d, K = env.get("n_features"), env.get("n_actions", 20)
         if isinstance(K, (list, tuple)) and K:
             K = max(K, key=lambda k: k if isinstance(k, (int, np.integer)) else 0)
-        sizes = (d, K, max(horizons))
+        sizes: tuple[Any, ...] = (d, K, max(horizons))
         # integral floats (TOML reads 1e9 as a float) are sized too, so the memory is stated
         if not all(isinstance(v, (int, np.integer, float)) and not isinstance(v, bool)
                    and np.isfinite(v) and v >= 1 and float(v) == int(v) for v in sizes):
@@ -229,10 +229,11 @@ def _check_memory(owner: str, environments: list[dict[str, Any]], horizons: tupl
         need = estimate_run_memory(*sizes)
         if need > limit:
             raise ConfigError(
-                f"{owner}: a run with environment.n_features = {int(d)}, environment.n_actions "
-                f"= {int(K)} and horizon = {int(max(horizons))} needs an estimated {_gib(need)} "
-                f"of memory (K x d contexts, d x d matrices, T x d history), more than this "
-                f"machine's {_gib(limit)}; reduce n_actions, n_features or horizon")
+                f"{owner}: a run with environment.n_features = {int(sizes[0])}, "
+                f"environment.n_actions = {int(K)} and horizon = {int(max(horizons))} needs an "
+                f"estimated {_gib(need)} of memory (K x d contexts, d x d matrices, T x d "
+                f"history), more than this machine's {_gib(limit)}; reduce n_actions, "
+                f"n_features or horizon")
     if n_tasks * _TASK_BYTES > limit:
         raise ConfigError(f"{owner}: {n_tasks:,} runs (cells x seeds) need an estimated "
                           f"{_gib(n_tasks * _TASK_BYTES)} of memory just to plan, more than this "

@@ -743,7 +743,7 @@ def check_default_action(value: Any, n_actions: int, candidates: np.ndarray | No
     if candidates is not None and value not in set(candidates.tolist()):
         raise ValueError(f"{owner}: default_action {value} is excluded; it must be one of the "
                          f"rows left by excluded, {candidates.tolist()}")
-    return value
+    return int(value)
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:
@@ -756,7 +756,7 @@ def check_timestamp(value: Any, owner: str) -> float:
     value = check_real(value, owner, "now")
     if not math.isfinite(value):
         raise ValueError(f"{owner}: now must be finite seconds, got {format_value(value)}")
-    return value
+    return float(value)
 
 
 def check_excluded(value: Any, n_actions: int, owner: str) -> np.ndarray | None:

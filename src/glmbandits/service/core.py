@@ -202,12 +202,14 @@ class DecisionService:
     def decide(self, contexts: Any, decision_id: str | None = None,
                excluded: Any = None, default_action: int | None = None) -> dict[str, Any]:
         """Decide (blocking until the decision is durable); see :meth:`decide_operation`."""
-        return self.submit(self.decide_operation(contexts, decision_id, excluded,
-                                                 default_action)).result()
+        answer: dict[str, Any] = self.submit(self.decide_operation(
+            contexts, decision_id, excluded, default_action)).result()
+        return answer
 
     def reward(self, decision_id: str, reward: float) -> dict[str, Any]:
         """Reward (blocking until the reward is durable); see :meth:`reward_operation`."""
-        return self.submit(self.reward_operation(decision_id, reward)).result()
+        answer: dict[str, Any] = self.submit(self.reward_operation(decision_id, reward)).result()
+        return answer
 
     def _submit_async(self, operation: Callable[[], Any]) -> asyncio.Future:
         """:meth:`submit` for a coroutine: a future of the running loop (see _answer_all)."""
@@ -222,12 +224,15 @@ class DecisionService:
                            excluded: Any = None, default_action: int | None = None
                            ) -> dict[str, Any]:
         """:meth:`decide` for a coroutine (waits without blocking the event loop)."""
-        return await self._submit_async(self.decide_operation(
+        answer: dict[str, Any] = await self._submit_async(self.decide_operation(
             contexts, decision_id, excluded, default_action))
+        return answer
 
     async def reward_async(self, decision_id: str, reward: float) -> dict[str, Any]:
         """:meth:`reward` for a coroutine."""
-        return await self._submit_async(self.reward_operation(decision_id, reward))
+        answer: dict[str, Any] = await self._submit_async(
+            self.reward_operation(decision_id, reward))
+        return answer
 
     async def call_async(self, operation: Callable[[], Any]) -> Any:
         """Run a read-only operation on the worker (a consistent view of the policy)."""
