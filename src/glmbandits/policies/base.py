@@ -65,7 +65,7 @@ def check_exploration_floor(value: Any, owner: str) -> float:
     value = check_real(value, owner, "exploration_floor")
     if not 0.0 <= value <= 1.0:
         raise ValueError(f"{owner}: exploration_floor must lie in [0, 1], got {value!r}")
-    return value
+    return float(value)
 
 
 #: ``tag`` of :meth:`Policy._learn_transaction` for the ``update`` path: learn with
@@ -417,7 +417,8 @@ class Policy(DecisionAPI, ABC):
 
         See :func:`glmbandits.persistence.load` (``max_bytes``: its size bound).
         """
-        return persistence.load(path, expected_class=cls, max_bytes=max_bytes)
+        loaded: Policy = persistence.load(path, expected_class=cls, max_bytes=max_bytes)
+        return loaded
 
 
 declare_model_root(Policy)  # what a model file's top object must be

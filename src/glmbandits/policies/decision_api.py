@@ -29,7 +29,8 @@ from __future__ import annotations
 
 import time
 import uuid
-from typing import Any, Callable, Protocol, Sequence, TypeVar, runtime_checkable
+from typing import (TYPE_CHECKING, Any, Callable, Protocol, Sequence, TypeVar,
+                    runtime_checkable)
 
 import numpy as np
 
@@ -107,6 +108,18 @@ class DecisionAPI:
     n_features: int
     n_updates_: int
     rng_: np.random.Generator
+    last_scores_: ActionScores | None
+    last_probabilities_: np.ndarray | None
+
+    if TYPE_CHECKING:  # Policy's hooks, for the type checker (DecisionHost states them)
+        def _select_checked(self, X: np.ndarray, owner: str) -> int: ...
+
+        def _decision_tag(self) -> int | None: ...
+
+        def _check_reward(self, reward: Any, owner: str) -> float: ...
+
+        def _learn_transaction(self, x: np.ndarray, reward: float, tag: Any, owner: str,
+                               then: Callable[[], None] | None = None) -> None: ...
 
     # -- options and statistics ------------------------------------------------
     def configure_decisions(self, **options: Any) -> Any:
@@ -247,6 +260,7 @@ class DecisionAPI:
             rows = X if candidates is None else X[candidates]
             chosen = self._select_checked(rows, owner)
             tag = self._decision_tag()
+            assert self.last_probabilities_ is not None and self.last_scores_ is not None
             probabilities = self.last_probabilities_
             if candidates is None:
                 action = chosen
@@ -274,7 +288,7 @@ class DecisionAPI:
                 self._keep_pending(PendingDecision(decision, X[action].copy(), tag, digest),
                                    now)
         except BaseException:
-            if record is not None:
+            if record is not None and rng_state is not None:  # (taken together)
                 record.restore()
                 self.rng_.bit_generator.state = rng_state
             raise
