@@ -57,6 +57,12 @@ ACCEPTED = "accepted"
 logger = logging.getLogger("glmbandits.service")
 
 
+def _snapshot_bytes(loaded: ModelVersion) -> bytes:
+    """The bytes of a model version read by ``load_version`` (which reads them)."""
+    assert loaded.data is not None
+    return loaded.data
+
+
 class ApiRole:
     """``--role api``: the strategy of a scale-out API process's worker (see the module
     docstring).
@@ -89,7 +95,7 @@ class ApiRole:
         latest = self.store.latest_version()
         loaded = None if latest is None else self.store.load_version(latest.id)
         policy = service.config.build_policy() if loaded is None else \
-            decode_snapshot(loaded.data)
+            decode_snapshot(_snapshot_bytes(loaded))
         self._install(service, policy.reseed(), loaded, self.store.totals())
         service.restored_from = {"snapshot_seq": 0 if loaded is None else int(loaded.seq),
                                  "replayed_events": 0}
@@ -151,7 +157,7 @@ class ApiRole:
         loaded = self.store.load_version(latest.id)
         if loaded is None or not service.running:
             return False
-        policy = decode_snapshot(loaded.data).reseed()
+        policy = decode_snapshot(_snapshot_bytes(loaded)).reseed()
 
         def swap() -> None:
             if self.version is None or loaded.id > self.version.id:
@@ -202,6 +208,8 @@ class ApiRole:
         except (TypeError, ValueError) as error:
             raise Invalid(str(error), "excluded") from None
         # the retry rule of a pending decision (decisions.match_retry), over the logged one
+        assert (logged.decision_id is not None and logged.action is not None
+                and logged.probabilities is not None and logged.model_version is not None)
         shadow = logged.policy_action is not None
         requested = retry_default_action(shadow, default_action)
         logged_rows = None if logged.excluded is None else list(logged.excluded)
@@ -245,6 +253,7 @@ class ApiRole:
         options = service.config.decisions
         wait = options.reward_wait
         closed_as = None
+        assert logged.decision_id is not None  # a decision's event
         if options.duplicate_rewards == "ignore" and (
                 any(event.kind == "reward" and event.decision_id == logged.decision_id
                     for event in service.staged()) or self.store.has_reward(logged.decision_id)):

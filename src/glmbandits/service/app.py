@@ -97,7 +97,7 @@ def create_app(config: ServiceConfig, service: DecisionService, *,
             try:
                 if not public:
                     authorize(keys, request.headers.get("authorization"))
-                response = await handler(request)
+                response: Response = await handler(request)
             except ServiceError as error:
                 response = _error(error)
             metrics.observe(name, response.status_code, time.perf_counter() - started)

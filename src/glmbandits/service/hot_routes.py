@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, MutableMapping
 
 import msgspec
 
@@ -38,9 +38,11 @@ __all__ = ["HotRoutes"]
 
 logger = logging.getLogger("glmbandits.service")
 
-Scope = dict
-Receive = Callable[[], Awaitable[dict]]
-Send = Callable[[dict], Awaitable[None]]
+# the ASGI types (as starlette.types spells them)
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 _JSON_HEADERS = [(b"content-type", b"application/json")]
@@ -54,14 +56,16 @@ def _header(scope: Scope, name: bytes) -> str | None:
     """The first value of header ``name`` (lower case, as ASGI servers send names)."""
     for key, value in scope["headers"]:
         if key == name:
-            return value.decode("latin-1")
+            text: str = value.decode("latin-1")
+            return text
     return None
 
 
 def _route_path(scope: Scope) -> str:
     """The path without the ``root_path`` a proxy mounts the service under (as Starlette's
     router matches it)."""
-    path, root = scope["path"], scope.get("root_path", "")
+    path: str = scope["path"]
+    root: str = scope.get("root_path", "")
     return path[len(root):] if root and path.startswith(root) else path
 
 
@@ -163,9 +167,12 @@ class HotRoutes:
         body = await self._body(scope, receive)
         query = parse_query(scope["query_string"])
         parsed = parse_decide_body(encoding, body, query, self.n_features, self.max_actions)
-        return await self.service.decide_async(parsed.contexts, parsed.decision_id,
-                                               parsed.excluded, parsed.default_action)
+        answer: dict[str, Any] = await self.service.decide_async(
+            parsed.contexts, parsed.decision_id, parsed.excluded, parsed.default_action)
+        return answer
 
     async def _reward(self, scope: Scope, receive: Receive) -> dict[str, Any]:
         parsed = parse_reward(await self._body(scope, receive))
-        return await self.service.reward_async(parsed.decision_id, parsed.reward)
+        answer: dict[str, Any] = await self.service.reward_async(parsed.decision_id,
+                                                                 parsed.reward)
+        return answer

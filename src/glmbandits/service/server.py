@@ -15,7 +15,7 @@ import gc
 import logging
 import signal
 import threading
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator, cast
 
 import uvicorn
 
@@ -25,6 +25,9 @@ from .core import DecisionService
 from .http_guard import guarded_protocol
 from .roles import ROLES
 from .store import open_store
+
+if TYPE_CHECKING:
+    from .postgres_store import PostgresStore
 
 __all__ = ["run_server", "start_service", "run_learner", "ROLES"]
 
@@ -72,7 +75,8 @@ def start_service(config: ServiceConfig, db: str | None = None,
         if role == "api":
             from .api_role import api_service
 
-            return api_service(config, store).start()
+            # a PostgreSQL log: the only kind ``glmbandits serve --role api`` accepts
+            return api_service(config, cast("PostgresStore", store)).start()
         store.claim_topology("single")
         return DecisionService(config, store).start()
     except BaseException:
@@ -97,7 +101,7 @@ def run_learner(config: ServiceConfig, *, db: str | None = None,
     handled = (signal.SIGINT, signal.SIGTERM)
     original = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in handled}
     try:
-        Learner(config, store).run(stop)
+        Learner(config, cast("PostgresStore", store)).run(stop)  # (as for the API role)
     except LostLockError as error:
         logger.error("%s", error)
         return 1
