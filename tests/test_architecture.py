@@ -205,3 +205,19 @@ def test_the_public_api_survives_the_layout() -> None:
         assert callable(getattr(estimation, name)), name
     assert estimation.fit_glm is glmbandits.fit_glm
     assert isinstance(glmbandits.__version__, str) and glmbandits.__version__
+
+
+def test_no_two_test_modules_share_a_file_name() -> None:
+    """The test folders are not packages and ``--doctest-modules`` imports every ``.py``
+    under them by its bare name: two files of one name (``make_fixtures.py`` in two
+    folders) stop the whole suite at collection ("import file mismatch"). conftest.py
+    files are pytest's own and exempt."""
+    seen: dict[str, Path] = {}
+    clashes = []
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        if path.name == "conftest.py" or "__pycache__" in path.parts:
+            continue
+        if path.name in seen:
+            clashes.append(f"{seen[path.name].relative_to(ROOT)} and {path.relative_to(ROOT)}")
+        seen.setdefault(path.name, path)
+    assert clashes == []

@@ -1,7 +1,7 @@
 """Event logs written by older code still open, read and join as they did.
 
 The files under ``fixtures/`` were written by the code before the event vocabulary,
-the decision-reward join and the logs were consolidated (``fixtures/make_fixtures.py``
+the decision-reward join and the logs were consolidated (``fixtures/make_event_log_fixtures.py``
 says how); ``fixtures/expected.json`` holds what that code read from them.
 """
 
