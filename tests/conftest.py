@@ -21,3 +21,20 @@ def _cli_tests_run_in_a_temporary_folder(request, tmp_path_factory, monkeypatch)
 
 # Real PostgreSQL and Chromium, for any test that asks (tests/fixtures_system.py).
 from fixtures_system import chromium_driver, postgres_server, postgres_url  # noqa: E402,F401
+
+
+_MAIN_JOB_OUTPUTS = ("glmbandits-results.sqlite", "glmbandits-results", "glmbandits-plots")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _the_suite_writes_nothing_into_the_checkout():
+    """No test may leave the main job's outputs in the checkout (a test that runs
+    `glmbandits run` or `plot` must run in a temporary folder: they write to ./)."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    before = {name for name in _MAIN_JOB_OUTPUTS if (root / name).exists()}
+    yield
+    appeared = sorted(name for name in _MAIN_JOB_OUTPUTS
+                      if (root / name).exists() and name not in before)
+    assert not appeared, f"a test wrote {appeared} into the checkout {root}"

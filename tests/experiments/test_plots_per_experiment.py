@@ -71,8 +71,9 @@ def test_no_legend_says_slope_nan(figure_checks):
 
 
 @pytest.mark.slow
-def test_two_runs_then_plot_draw_each_experiment_apart(tmp_path, capsys):
+def test_two_runs_then_plot_draw_each_experiment_apart(tmp_path, capsys, monkeypatch):
     """What a newcomer does: two `glmbandits run` (two problems), then `glmbandits plot`."""
+    monkeypatch.chdir(tmp_path)  # the default store and plots go to ./, not the checkout
     quick = ["run", "--seeds", "2", "-K", "3", "--algorithms", "linucb,random", "--jobs", "1",
              "--no-plot", "--quiet", "--out", str(tmp_path / "out")]
     assert main([*quick, "-d", "2", "-T", "40"]) == 0

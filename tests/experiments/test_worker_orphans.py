@@ -74,7 +74,8 @@ def test_workers_exit_when_the_parent_is_killed(tmp_path, with_config):
     parent = subprocess.Popen(
         [sys.executable, "-m", "glmbandits", "run", *problem, "--jobs", "2", "--no-plot",
          "--out", str(tmp_path)],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        cwd=tmp_path)  # the flags' default store goes to ./, not the checkout
     workers: set[int] = set()
     try:
         assert _wait_for(lambda: len(_children(parent.pid)) >= 2, 60), "no workers started"
