@@ -251,6 +251,18 @@ def _export_info(table: Any, where: str) -> dict[str, Any]:
     return info
 
 
+def _check_one_per_action(column: Any, name: str, unit: str, K: np.ndarray,
+                          where: str) -> None:
+    """Refuse a list column whose row i does not hold ``K[i]`` entries (one per action)."""
+    import pyarrow.compute as pc
+
+    lengths = np.asarray(pc.list_value_length(column), dtype=np.int64)
+    if not np.array_equal(lengths, K):
+        row = int(np.argmax(lengths != K))
+        raise ValueError(f"{where}: row {row}: {name!r} has {lengths[row]} {unit} but "
+                         f"'n_actions' is {K[row]}")
+
+
 def _parquet_column(table: Any, name: str, kind: str, where: str, *,
                     nullable: bool = False) -> Any:
     """Column ``name`` as one array, of ``kind`` ("integers", "numbers", "strings", "a list
@@ -337,11 +349,7 @@ def read_parquet_columns(path: str | Path, owner: str) -> dict[str, Any]:
     if rows.null_count or values.null_count:
         raise ValueError(f"{where}: column 'contexts' must have no nulls, got "
                          f"{rows.null_count + values.null_count} inside its lists")
-    n_rows = np.asarray(pc.list_value_length(contexts_column), dtype=np.int64)
-    if not np.array_equal(n_rows, K):
-        row = int(np.argmax(n_rows != K))
-        raise ValueError(f"{where}: row {row}: 'contexts' has {n_rows[row]} rows but "
-                         f"'n_actions' is {K[row]}")
+    _check_one_per_action(contexts_column, "contexts", "rows", K, where)
     widths = np.asarray(pc.list_value_length(rows), dtype=np.int64)
     if not np.array_equal(widths, np.repeat(d, K)):
         first = int(np.argmax(widths != np.repeat(d, K)))
@@ -355,11 +363,7 @@ def read_parquet_columns(path: str | Path, owner: str) -> dict[str, Any]:
     if flat_probabilities.null_count:
         raise ValueError(f"{where}: column 'probabilities' must have no nulls, got "
                          f"{flat_probabilities.null_count} inside its lists")
-    n_probabilities = np.asarray(pc.list_value_length(probabilities_column), dtype=np.int64)
-    if not np.array_equal(n_probabilities, K):
-        row = int(np.argmax(n_probabilities != K))
-        raise ValueError(f"{where}: row {row}: 'probabilities' has {n_probabilities[row]} "
-                         f"values but 'n_actions' is {K[row]}")
+    _check_one_per_action(probabilities_column, "probabilities", "values", K, where)
     action = integers("action")
     if "policy_action" in table.column_names:  # version 2: null for a live decision
         column = _parquet_column(table, "policy_action", "integers", where, nullable=True)
