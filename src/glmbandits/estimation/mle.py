@@ -20,6 +20,7 @@ The rank-one Gram updates that go with it live in :mod:`.gram`.
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -45,6 +46,8 @@ __all__ = [
     "fit_glm",
     "solve_estimating_equation",
     "check_rewards",
+    "check_sample_weight",
+    "effective_size",
 ]
 
 _ARMIJO = 1e-4
@@ -99,16 +102,60 @@ def check_rewards(y: Any, family: GLMFamily, owner: str, size: int | None = None
     return array
 
 
+def check_sample_weight(sample_weight: Any, size: int, owner: str,
+                        name: str = "sample_weight") -> np.ndarray:
+    """Check sample weights: a finite, non-negative vector of length ``size``, not all zero.
+
+    Examples
+    --------
+    >>> check_sample_weight([1, 0.5], 2, "fit_glm")
+    array([1. , 0.5])
+    >>> check_sample_weight([1, -0.5], 2, "fit_glm")
+    Traceback (most recent call last):
+    ...
+    ValueError: fit_glm: sample_weight must be non-negative, got -0.5
+    """
+    array = as_float_array(sample_weight, name, owner)
+    if array.ndim != 1 or array.shape[0] != size:
+        raise ValueError(f"{owner}: {name} must have shape ({size},), got {array.shape}")
+    array = check_vector(array, size, owner, name)
+    if np.any(array < 0.0):
+        raise ValueError(f"{owner}: {name} must be non-negative, got "
+                         f"{format_value(array[array < 0.0][0])}")
+    if size and not np.any(array > 0.0):
+        raise ValueError(f"{owner}: {name} must not be all zero, got {size} zero weights")
+    return array
+
+
 def _objective(X: np.ndarray, y: np.ndarray, family: GLMFamily, l2: float,
-               theta: np.ndarray) -> float:
+               theta: np.ndarray, weights: np.ndarray | None = None) -> float:
     eta = X @ theta
-    value = float(np.sum(family.antiderivative(eta)) - y @ eta)
+    if weights is None:
+        value = float(np.sum(family.antiderivative(eta)) - y @ eta)
+    else:
+        value = float(weights @ family.antiderivative(eta) - (weights * y) @ eta)
     return value + 0.5 * l2 * float(theta @ theta)
+
+
+def effective_size(n: int, weights: np.ndarray | None) -> int:
+    """The sample count the convergence rule scales by: n, or ``⌈Σ w_i⌉`` with weights.
+
+    With weights, the stopping threshold ``tol·max(1, n)`` and the Newton decrement of
+    the *mean* loss (:mod:`.convergence`) refer to the total weight, the number of
+    samples the weighted equation is worth (a discounted equation with weights
+    ``γ^{t-s}`` is worth about ``1/(1 - γ)`` samples, however long its history).
+
+    Examples
+    --------
+    >>> effective_size(5, None), effective_size(5, np.full(5, 0.3))
+    (5, 2)
+    """
+    return n if weights is None else max(1, math.ceil(float(np.sum(weights))))
 
 
 def _within_rounding(X: np.ndarray, y: np.ndarray, family: GLMFamily, l2: float,
                      theta: np.ndarray, candidate: np.ndarray, value: float, new_value: float,
-                     gradient_norm: float) -> bool:
+                     gradient_norm: float, weights: np.ndarray | None = None) -> bool:
     """Accept a full Newton step that the Armijo test cannot judge.
 
     Near a root the decrease a Newton step promises, ``λ²/2``, can fall below the
@@ -124,12 +171,17 @@ def _within_rounding(X: np.ndarray, y: np.ndarray, family: GLMFamily, l2: float,
     if not np.isfinite(new_value):
         return False
     eta = X @ theta
-    scale = float(np.sum(np.abs(family.antiderivative(eta))) + np.abs(y) @ np.abs(eta)
-                  + 0.5 * l2 * float(theta @ theta))
+    if weights is None:
+        scale = float(np.sum(np.abs(family.antiderivative(eta))) + np.abs(y) @ np.abs(eta)
+                      + 0.5 * l2 * float(theta @ theta))
+    else:
+        scale = float(weights @ (np.abs(family.antiderivative(eta)) + np.abs(y) * np.abs(eta))
+                      + 0.5 * l2 * float(theta @ theta))
     if abs(new_value - value) > 64.0 * np.finfo(np.float64).eps * max(scale, abs(value)):
         return False
     with np.errstate(over="ignore", invalid="ignore"):
-        gradient = X.T @ (family.mean(X @ candidate) - y) + l2 * candidate
+        residual = family.mean(X @ candidate) - y
+        gradient = X.T @ (residual if weights is None else weights * residual) + l2 * candidate
     return bool(np.max(np.abs(gradient)) < gradient_norm)
 
 
@@ -150,6 +202,7 @@ def solve_estimating_equation(
     theta0: np.ndarray | None = None,
     tol: float = 1e-8,
     max_iter: int = 100,
+    sample_weight: np.ndarray | None = None,
 ) -> GLMFit:
     """Newton solver behind :func:`fit_glm`, without input checks or warnings.
 
@@ -168,15 +221,20 @@ def solve_estimating_equation(
     to infinity, i.e. the data are separable); the last iterate inside the
     bound is returned.
 
+    ``sample_weight`` (non-negative, of shape (n,), already checked; None: the
+    unweighted code path, unchanged) solves the weighted equation
+    ``Σ_i w_i (μ(X_i'θ) - Y_i) X_i + l2·θ = 0`` (see :func:`fit_glm`); the
+    convergence rule then counts ``⌈Σ w_i⌉`` samples (:func:`effective_size`).
+
     A warm start ``theta0`` that does not lead to a root (for instance the
     runaway iterate of earlier, separable data, where μ' vanishes and every
     Newton step leaves the saturation bound) is abandoned: the solver restarts
     from zero and keeps that result when it converges.
     """
-    fit = _newton(X, y, family, l2, theta0, tol, max_iter)
+    fit = _newton(X, y, family, l2, theta0, tol, max_iter, sample_weight)
     if fit.converged or theta0 is None or not np.any(theta0):
         return fit
-    restart = _newton(X, y, family, l2, None, tol, max_iter)
+    restart = _newton(X, y, family, l2, None, tol, max_iter, sample_weight)
     if not restart.converged:
         return fit
     return GLMFit(restart.theta, True, fit.n_iter + restart.n_iter, restart.gradient_norm,
@@ -184,22 +242,27 @@ def solve_estimating_equation(
 
 
 def _newton(X: np.ndarray, y: np.ndarray, family: GLMFamily, l2: float,
-            theta0: np.ndarray | None, tol: float, max_iter: int) -> GLMFit:
+            theta0: np.ndarray | None, tol: float, max_iter: int,
+            weights: np.ndarray | None = None) -> GLMFit:
     """Newton's method with Armijo backtracking from ``theta0`` (zeros if None)."""
-    n, d = X.shape
+    d = X.shape[1]
+    n = effective_size(X.shape[0], weights)
     theta = np.zeros(d) if theta0 is None else np.array(theta0, dtype=np.float64)
     threshold = stopping_threshold(tol, n)
-    value = _objective(X, y, family, l2, theta)
+    value = _objective(X, y, family, l2, theta, weights)
     n_iter = 0
     gradient_norm = np.inf
     while True:
         eta = X @ theta
-        gradient = X.T @ (family.mean(eta) - y) + l2 * theta
+        if weights is None:
+            gradient = X.T @ (family.mean(eta) - y) + l2 * theta
+        else:
+            gradient = X.T @ (weights * (family.mean(eta) - y)) + l2 * theta
         gradient_norm = float(np.max(np.abs(gradient)))
         if l2 > 0.0 and is_root(gradient_norm, threshold, l2):
             return GLMFit(theta, True, n_iter, gradient_norm, "converged")
-        weights = family.dmean(eta)
-        hessian = (X.T * weights) @ X
+        curvature = family.dmean(eta) if weights is None else weights * family.dmean(eta)
+        hessian = (X.T * curvature) @ X
         if l2 > 0.0:
             hessian.flat[:: d + 1] += l2
         step = _newton_direction(hessian, gradient)
@@ -225,11 +288,11 @@ def _newton(X: np.ndarray, y: np.ndarray, family: GLMFamily, l2: float,
         for _ in range(_MAX_BACKTRACKS):
             candidate = theta + size * step
             with np.errstate(over="ignore", invalid="ignore"):
-                new_value = _objective(X, y, family, l2, candidate)
+                new_value = _objective(X, y, family, l2, candidate, weights)
             if np.isfinite(new_value) and new_value <= value + _ARMIJO * size * slope:
                 break
             if size == 1.0 and _within_rounding(X, y, family, l2, theta, candidate, value,
-                                                new_value, gradient_norm):
+                                                new_value, gradient_norm, weights):
                 break
             size *= 0.5
         else:
@@ -251,8 +314,9 @@ def fit_glm(
     theta0: Any = None,
     tol: float = 1e-8,
     max_iter: int = 100,
+    sample_weight: Any = None,
 ) -> GLMFit:
-    """Solve the GLM estimating equation Σ (y_i - μ(x_i'θ)) x_i - l2·θ = 0.
+    """Solve the GLM estimating equation Σ w_i (y_i - μ(x_i'θ)) x_i - l2·θ = 0.
 
     This is the maximum-likelihood estimate of Li, Lu & Zhou (2017), Algorithm 1
     step 1, eq. (3) (and Algorithm 2, step 1), optionally ridge-penalised. For the
@@ -294,6 +358,15 @@ def fit_glm(
         the ``H⁻¹`` inner product).
     max_iter : int, default 100
         Maximum number of Newton iterations.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights ``w_i`` (not all zero) of the samples in the
+        equation: the weighted (penalised) maximum-likelihood estimate, whose
+        objective is ``Σ w_i [m(x_i'θ) - y_i x_i'θ] + λ‖θ‖²/2``. Integer weights
+        give the estimate of the data with each row repeated ``w_i`` times;
+        discount weights ``γ^{t-s}`` give the discounted MLE of Russac, Cappé &
+        Garivier (2020) (:mod:`glmbandits.estimation.discounted`). ``tol`` then
+        scales with ``⌈Σ w_i⌉`` instead of n. None (the default) is the
+        unweighted equation, computed exactly as without this argument.
 
     Returns
     -------
@@ -303,7 +376,9 @@ def fit_glm(
     References
     ----------
     Li, Lu & Zhou (2017), "Provably Optimal Algorithms for Generalized Linear
-    Contextual Bandits", ICML, eq. (3) and Algorithm 2 step 1. Boyd & Vandenberghe
+    Contextual Bandits", ICML, eq. (3) and Algorithm 2 step 1. Russac, Cappé &
+    Garivier (2020), "Algorithms for Non-Stationary Generalized Linear Bandits",
+    arXiv:2003.10113 (the weighted equation, with discount weights). Boyd & Vandenberghe
     (2004), *Convex Optimization*, §9.5.1 (the Newton decrement as a stopping
     criterion; the convergence rule is :mod:`glmbandits.estimation.convergence`).
 
@@ -317,6 +392,10 @@ def fit_glm(
     >>> result = fit_glm(X, y, "logistic")
     >>> result.converged, result.n_iter, np.round(result.theta, 2)
     (True, 5, array([ 0.96, -0.93,  0.39]))
+    >>> weighted = fit_glm(X[:3], y[:3], "linear", sample_weight=[2, 1, 0])
+    >>> repeated = fit_glm(X[[0, 0, 1]], y[[0, 0, 1]], "linear")
+    >>> bool(np.allclose(weighted.theta, repeated.theta))
+    True
     """
     owner = "fit_glm"
     family = get_family(family, owner)
@@ -327,12 +406,13 @@ def fit_glm(
     tol = check_positive(tol, owner, "tol")
     max_iter = check_int(max_iter, owner, "max_iter", minimum=1)
     start = None if theta0 is None else check_vector(theta0, d, owner, "theta0")
+    weights = None if sample_weight is None else check_sample_weight(sample_weight, n, owner)
     # Overflow inside the solver is handled there (the line search rejects non-finite
     # objectives), so numpy's RuntimeWarnings are not the caller's business.
     with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
         # A far warm start (linear predictors deep in μ's flat tails, where μ' = 0)
         # can stall Newton's method: the solver then restarts from zero by itself.
-        result = solve_estimating_equation(X, y, family, l2, start, tol, max_iter)
+        result = solve_estimating_equation(X, y, family, l2, start, tol, max_iter, weights)
     if not np.isfinite(result.gradient_norm):
         # The gradient at the returned iterate overflows float64 (e.g. Poisson means
         # near e^700 times large features): report the largest float, not inf.
