@@ -30,6 +30,10 @@ class SimulationResult:
         Probability with which the policy chose each action.
     seconds : float
         Wall time spent inside ``policy.select`` and ``policy.update``.
+    info : dict
+        ``{"dynamic_regret": True}`` when the environment drifts (its ``drifts``
+        attribute): ``regret`` is then measured against the best action under
+        each round's θ*_t (what its ``info["regret"]`` reports).
     contexts : tuple of ndarray of shape (K_t, d), or None
         Each round's contexts, when ``simulate(..., record_contexts=True)``;
         turn the run into an offline log with
@@ -65,7 +69,9 @@ def simulate(policy: Any, env: Any, horizon: int, seed: SeedLike = None, *,
 
     ``env.reset(seed)`` starts the run (a seed fixes the problem instance and its
     randomness); then each round ``policy.select(contexts)``, ``env.step(action)``
-    and ``policy.update(contexts[action], reward)``. With ``record_contexts=True``
+    and ``policy.update(contexts[action], reward)``. The regret of a round is the
+    environment's ``info["regret"]``: the dynamic regret for a drifting environment
+    (:mod:`glmbandits.environments.drifting`). With ``record_contexts=True``
     every round's (K_t, d) contexts are kept in ``result.contexts`` (with the
     propensities already recorded, the run is then a log for off-policy evaluation).
 
@@ -105,6 +111,7 @@ def simulate(policy: Any, env: Any, horizon: int, seed: SeedLike = None, *,
         propensities[t] = policy.last_propensity_ if policy.last_propensity_ is not None else np.nan
         contexts = next_contexts
     return SimulationResult(regret, actions, rewards, expected, propensities, seconds,
+                            {"dynamic_regret": True} if getattr(env, "drifts", False) else {},
                             contexts=None if recorded is None else tuple(recorded))
 
 
