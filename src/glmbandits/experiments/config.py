@@ -9,6 +9,8 @@ A config is a TOML file (or the equivalent dict)::
     [environment]                # keyword arguments of SyntheticGLMEnv
     family = "logistic"
     n_features = [2, 4]          # a LIST value is a grid axis; scalars are fixed
+    drift = "piecewise"          # optional: "piecewise" (breakpoints, jump, thetas) or
+    breakpoints = 4              # "smooth" (path_length, path) over each horizon
     [[policies]]                 # one table per algorithm, by registry name
     name = "ucb-glm"
     [policies.params]            # optional keyword arguments of the policy
@@ -18,8 +20,12 @@ A config is a TOML file (or the equivalent dict)::
 
 The cells are the product of the environment grid, the horizon grid and, for
 each policy, its own parameter grid. Every key is checked when the config is
-parsed: an unknown or missing key, an unknown policy or family, or a value the
-environment or the policy rejects raises :class:`ConfigError` naming the key.
+parsed: an unknown or missing key, an unknown policy, family or drift kind, or a
+value the environment or the policy rejects raises :class:`ConfigError` naming the key.
+
+Why this module is long: it is the one home of a config's key tables and their checks
+(the top level, ``[environment]`` with the keys of each drift kind, ``[[policies]]``,
+``[dask]``) and of the memory estimate that refuses an impossible sweep before it runs.
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from ..environments import SyntheticGLMEnv
+from ..environments.drifting import DRIFT_KINDS, drift_keywords, make_synthetic_env
 from ..families import FAMILY_NAMES
 from ..policies.registry import ProblemSpec, make_policy, policy_names
 
@@ -48,11 +55,10 @@ class ConfigError(ValueError):
 
 
 def _env_keywords() -> tuple[list[str], list[str]]:
-    """(all keyword names, required names) of SyntheticGLMEnv, without ``seed``."""
+    """(keyword names, required names) of the synthetic environments, drifting ones too."""
     parameters = list(inspect.signature(SyntheticGLMEnv.__init__).parameters.values())[1:]
-    names = [p.name for p in parameters if p.name != "seed"]
-    required = [p.name for p in parameters if p.default is inspect.Parameter.empty]
-    return names, required
+    names = list(dict.fromkeys(drift_keywords() + sum(map(drift_keywords, DRIFT_KINDS), ())))
+    return names, [p.name for p in parameters if p.default is inspect.Parameter.empty]
 
 
 def expand_grid(values: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -114,8 +120,8 @@ class Cell:
                            str(env.get("family", "logistic")), int(self.horizon),
                            float(env.get("theta_norm", 3.0)))
 
-    def make_environment(self, seed: Any = None) -> SyntheticGLMEnv:
-        return SyntheticGLMEnv(**self.environment, seed=seed)
+    def make_environment(self, seed: Any = None) -> SyntheticGLMEnv:  # drifts over horizon
+        return make_synthetic_env(**self.environment, horizon=self.horizon, seed=seed)
 
     def make_policy(self, seed: Any = None) -> Any:
         return make_policy(self.policy, self.problem, seed=seed, **self.params)
@@ -337,6 +343,23 @@ def _check_grid_values(table: Mapping[str, Any], owner: str, where: str) -> None
             raise _fail(owner, f"{where}{key}", "must be a scalar or a list, got a table")
 
 
+def _check_environments(environments: list[dict[str, Any]], horizons: tuple[int, ...],
+                        owner: str) -> None:
+    """Each cell's keys are those of its drift kind (no ``drift``: stationary), and its
+    environment builds over every horizon."""
+    for env in environments:
+        kind = env.get("drift")
+        if kind is not None and (not isinstance(kind, str) or kind not in DRIFT_KINDS):
+            raise _fail(owner, "environment.drift", f"must be one of {list(DRIFT_KINDS)}, got "
+                                                    f"{kind!r}")
+        _check_unknown(env, drift_keywords(kind), owner, "environment.")
+        try:
+            for T in horizons:
+                make_synthetic_env(**env, horizon=T, seed=0)
+        except (TypeError, ValueError) as error:
+            raise ConfigError(f"{owner}: environment {env} is rejected: {error}") from None
+
+
 def parse_config(data: Mapping[str, Any], owner: str = "parse_config") -> ExperimentConfig:
     """Validate a config mapping and return an :class:`ExperimentConfig`.
 
@@ -384,11 +407,7 @@ def parse_config(data: Mapping[str, Any], owner: str = "parse_config") -> Experi
         n_policy_cells += len(expand_grid(params)) if isinstance(params, Mapping) else 1
     _check_memory(owner, environments, horizon,
                   len(environments) * len(horizon) * max(n_policy_cells, 1) * seeds)
-    for env in environments:
-        try:
-            SyntheticGLMEnv(**env, seed=0)
-        except (TypeError, ValueError) as error:
-            raise ConfigError(f"{owner}: environment {env} is rejected: {error}") from None
+    _check_environments(environments, horizon, owner)
 
     policies = data["policies"]
     if not isinstance(policies, list) or not policies:

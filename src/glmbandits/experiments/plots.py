@@ -97,7 +97,7 @@ class CurveSeries:
 
 
 def _draw_regret_row(axes: Sequence[Any], series: Sequence[CurveSeries],
-                     show_baselines: bool) -> str:
+                     show_baselines: bool, regret: str = "regret") -> str:
     """R_t and R_t/√t panels; returns the note naming the baselines left out."""
     drawn = [s for s in series if show_baselines or s.policy not in BASELINES] or list(series)
     styles = line_styles((s.label, s.policy) for s in series)
@@ -105,7 +105,7 @@ def _draw_regret_row(axes: Sequence[Any], series: Sequence[CurveSeries],
         draw_mean_band(axes[0], s.rounds, s.curves, label=s.label, **styles[s.label])
         draw_mean_band(axes[1], s.rounds, s.curves / np.sqrt(s.rounds), label=s.label,
                        **styles[s.label])
-    axes[0].set_ylabel("cumulative regret $R_t$")
+    axes[0].set_ylabel(f"cumulative {regret} $R_t$")
     axes[1].set_ylabel("$R_t/\\sqrt{t}$  (flat = $\\sqrt{t}$ rate)")
     for axis in axes[:2]:
         axis.set_xlabel("round t")
@@ -115,6 +115,17 @@ def _draw_regret_row(axes: Sequence[Any], series: Sequence[CurveSeries],
     left_out = [s for s in series if s not in drawn]
     return "; ".join(f"{s.label} not drawn: $R_T$={s.curves[:, -1].mean():.3g}"
                      for s in left_out)
+
+
+def _regret_name(runs: Iterable[Any]) -> str:
+    """``dynamic regret`` when the runs' environment drifts (regret against each round's θ*),
+    else ``regret``."""
+    return "dynamic regret" if any(run.dynamic_regret for run in runs) else "regret"
+
+
+def _drift_text(env: dict[str, Any]) -> str:
+    keys = ("drift", "breakpoints", "jump", "path", "path_length")
+    return "".join(f", {key}={env[key]}" for key in keys if key in env)
 
 
 def _runs_text(series: Sequence[CurveSeries]) -> str:
@@ -132,11 +143,12 @@ def regret_curves_figure(runs: Sequence[Any], show_baselines: bool = False) -> A
                           np.vstack([run.curve for run in group]))
               for label, group in _group(ok, lambda run: run.label).items()]
     figure, axes = new_figure(1, 2)
-    note = _draw_regret_row(axes[0], series, show_baselines)
+    note = _draw_regret_row(axes[0], series, show_baselines, _regret_name(ok))
     env, horizon = ok[0].environment, ok[0].horizon
     figure.suptitle(wrapped(f"{env.get('family', 'logistic')}, d={env['n_features']}, "
-                            f"K={env.get('n_actions', 20)}, ‖θ*‖={env.get('theta_norm', 3.0):g}, "
-                            f"T={horizon}; {_runs_text(series)}", 90), fontsize=10)
+                            f"K={env.get('n_actions', 20)}, ‖θ*‖={env.get('theta_norm', 3.0):g}"
+                            f"{_drift_text(env)}, T={horizon}; {_runs_text(series)}", 90),
+                    fontsize=10)
     if note:
         axes[0, 0].set_title(wrapped(note, 50), fontsize=8)
     legend_outside(figure)
@@ -166,7 +178,7 @@ def store_curves_figure(runs: Sequence[Any], show_baselines: bool = False) -> An
                   for label, group in _group([r for r in members if r.horizon == horizon],
                                              lambda r: r.label).items()]
         all_series += series
-        note = _draw_regret_row(row, series, show_baselines)
+        note = _draw_regret_row(row, series, show_baselines, _regret_name(members))
         title = "; ".join(t for t in (env_text, f"T={horizon}", note) if t)
         row[0].set_title(wrapped(title, 55), fontsize=8)
     figure.suptitle(wrapped(f"{common}; {_runs_text(all_series)}", 100), fontsize=10)
@@ -240,8 +252,9 @@ def loglog_figure(runs: Sequence[Any]) -> Any:
             style["marker"] = None
         axis.loglog(x, y, label=f"{name}: {_slope_text(x, y)}", **style)
     axis.set_xlabel("T (rounds)")
-    axis.set_ylabel("cumulative regret $R_T$")
-    axis.set_title("regret against T, log-log (slope 1/2 = $\\sqrt{T}$)", fontsize=10)
+    axis.set_ylabel(f"cumulative {_regret_name(ok)} $R_T$")
+    axis.set_title(f"{_regret_name(ok)} against T, log-log (slope 1/2 = $\\sqrt{{T}}$)",
+                   fontsize=10)
     label_log_axis(axis, "x", xs if len(set(xs)) <= 8 else None)
     label_log_axis(axis, "y")
     legend_outside(figure)
@@ -281,7 +294,7 @@ def regret_vs_d_figure(runs: Sequence[Any]) -> Any | None:
     axis.set_xscale("log")
     axis.set_yscale("log")
     axis.set_xlabel("dimension d")
-    axis.set_ylabel(f"regret $R_T$ at T={horizon}")
+    axis.set_ylabel(f"{_regret_name(ok)} $R_T$ at T={horizon}")
     axis.set_title("regret against d, log-log (slope 1 = d, 1/2 = $\\sqrt{d}$)", fontsize=10)
     label_log_axis(axis, "x", sorted({run.environment["n_features"] for run in ok}))
     label_log_axis(axis, "y")

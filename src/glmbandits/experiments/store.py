@@ -2,7 +2,8 @@
 
 Two tables. ``experiments`` holds each experiment's resolved config and the
 package versions that ran it. ``runs`` holds one row per (experiment, cell,
-replicate): the cell (environment, horizon, policy, parameters), the seeds,
+replicate): the cell (environment, horizon, policy, parameters; a drifting environment's
+``drift`` key says the regret is dynamic, :attr:`StoredRun.dynamic_regret`), the seeds,
 the status (``ok`` or ``failed`` with its error), the final regret, the wall
 time and the down-sampled cumulative-regret curve. Finished rows are what a
 resumed run skips. Their summaries (mean ± sd per cell) are in :mod:`.summary`.
@@ -208,6 +209,12 @@ class StoredRun:
     @property
     def ok(self) -> bool:
         return self.status == "ok"
+
+    @property
+    def dynamic_regret(self) -> bool:
+        """Whether the regret is dynamic (against each round's θ*_t): the environment of
+        the run drifts (its ``drift`` key, :mod:`glmbandits.environments.drifting`)."""
+        return self.environment.get("drift") is not None
 
     @property
     def seconds_per_round(self) -> float:
