@@ -52,6 +52,11 @@ ALLOWED_CLASSES: frozenset[str] = frozenset({
     "glmbandits.estimation.lazy.NewtonCache",
     "glmbandits.estimation.mle.GLMFit",
     "glmbandits.estimation.schedule.RarelySwitchingSnapshot",
+    "glmbandits.estimation.discounted.DiscountedGram",
+    "glmbandits.estimation.discounted.DiscountedRidgeEstimate",
+    "glmbandits.estimation.discounted.DiscountedGLMEstimate",
+    "glmbandits.estimation.windowed.SlidingWindow",
+    "glmbandits.estimation.windowed.WindowedGLMEstimate",
 })
 
 #: Classes users opted in with :func:`register_class`, by qualified name.

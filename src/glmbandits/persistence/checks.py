@@ -99,6 +99,12 @@ ARRAY_SHAPES: dict[str, dict[str, tuple[tuple[str, ...], str]]] = {
         "hessian": (("r", "d", "d"), "f"), "n_seen": (("r",), "i"),
         "hessian_n": (("r",), "i"), "age": (("r",), "i")},
     "glmbandits.estimation.schedule.RarelySwitchingSnapshot": {"theta_": _D, "V_inv_": _DD},
+    "glmbandits.estimation.discounted.DiscountedGram": {
+        "M_": _DD, "M2_": _DD, "V_inv_": _DD, "width_matrix_": _DD},
+    "glmbandits.estimation.discounted.DiscountedRidgeEstimate": {"b_": _D, "theta_": _D},
+    "glmbandits.estimation.discounted.DiscountedGLMEstimate": {"theta_": _D},
+    "glmbandits.estimation.windowed.SlidingWindow": {"X_": (("w", "d"), "f"), "y_": (("w",), "f")},
+    "glmbandits.estimation.windowed.WindowedGLMEstimate": {"theta_": _D, "V_inv_": _DD},
 }
 
 #: Float attributes that may hold one infinite value, by (class, attribute): their

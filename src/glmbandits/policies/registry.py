@@ -23,6 +23,8 @@ from typing import Any, Callable
 
 from .._validation import SeedLike
 from .base import Policy
+from .d_glucb import DGLUCB
+from .d_linucb import DLinUCB
 from .ecolog import ECOLog
 from .epsilon_greedy import EpsilonGreedy
 from .glm_tsl import GLMTSL
@@ -34,6 +36,7 @@ from .ofuglb import OFUGLB
 from .random_policy import RandomPolicy
 from .rs_glincb import RSGLinCB
 from .supcb_glm import SupCBGLM
+from .sw_glucb import SWGLUCB
 from .ucb_glm import UCBGLM
 
 __all__ = ["ProblemSpec", "POLICY_REGISTRY", "POLICY_CLASSES", "register_policy", "make_policy",
@@ -124,3 +127,8 @@ register_policy("rs-glincb", RSGLinCB, lambda p, seed, **kw: RSGLinCB(
 register_policy("epsilon-greedy", EpsilonGreedy)
 register_policy("ofuglb", OFUGLB, lambda p, seed, **kw: OFUGLB(
     p.n_features, p.family, **{"radius": p.theta_norm, **kw}, seed=seed))
+register_policy("sw-glucb", SWGLUCB)
+register_policy("d-linucb", DLinUCB, lambda p, seed, **kw: DLinUCB(
+    p.n_features, seed=seed, **{"family": p.family, "theta_norm": p.theta_norm, **kw}))
+register_policy("d-glucb", DGLUCB, lambda p, seed, **kw: DGLUCB(
+    p.n_features, p.family, **{"theta_norm": p.theta_norm, **kw}, seed=seed))
