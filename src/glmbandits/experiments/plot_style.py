@@ -40,7 +40,8 @@ POLICY_COLOURS: dict[str, str] = {
     "ucb-glm": "#1f77b4", "supcb-glm": "#ff7f0e", "linucb": "#2ca02c", "random": "#7f7f7f",
     "glm-ucb": "#d62728", "glm-tsl": "#9467bd", "laplace-ts": "#8c564b", "gloc": "#e377c2",
     "ecolog": "#bcbd22", "rs-glincb": "#17becf", "epsilon-greedy": "#393b79",
-    "ofuglb": "#843c39",
+    "ofuglb": "#843c39", "d-glucb": "#00a087", "sw-glucb": "#e6550d", "d-linucb": "#8c6d31",
+    "domd-glb": "#a55194",
 }
 #: Colours for names outside :data:`POLICY_COLOURS` (picked by a stable hash of the name).
 _OTHER_COLOURS = ("#7b4173", "#8c6d31", "#637939", "#3182bd", "#e6550d", "#31a354",
