@@ -310,23 +310,29 @@ def test_the_learner_says_when_it_skips_an_event_the_policy_refuses(tmp_path, po
     import logging
 
     from glmbandits.service.events import Event
-    from glmbandits.service.learner import Learner
+    from glmbandits.service.learner_role import learner_service
 
     config = load_config(write_config(tmp_path))
     store = PostgresStore(postgres_url)
+    store.append(Event("decision", "known", 1.0, contexts=unit_rows(
+        np.random.default_rng(0), 4, 3), action=2, probabilities=np.full(4, 0.25),
+        propensity=0.25, model_version=0))
+    store.append(Event("reward", "never-decided", 2.0, reward=1.0, status="accepted"))
+    store.append(Event("reward", "known", 3.0, reward=1.0, status="accepted"))
+    last = store.commit()
+    with caplog.at_level(logging.WARNING, logger="glmbandits.service"):
+        learner = learner_service(config, store).start()  # restores once it holds the lock
+        try:
+            deadline = time.monotonic() + 60
+            while learner.role.seq < last and time.monotonic() < deadline:
+                time.sleep(0.05)
+        finally:
+            learner.stop(snapshot=False)  # closes the store
+    assert learner.role.skipped == 1 and learner.policy.model_version == 1
+    (record,) = [r for r in caplog.records if "was not applied" in r.getMessage()]
+    assert "seq 2" in record.getMessage() and "never-decided" in record.getMessage()
+    reader = PostgresStore(postgres_url)
     try:
-        store.append(Event("decision", "known", 1.0, contexts=unit_rows(
-            np.random.default_rng(0), 4, 3), action=2, probabilities=np.full(4, 0.25),
-            propensity=0.25, model_version=0))
-        store.append(Event("reward", "never-decided", 2.0, reward=1.0, status="accepted"))
-        store.append(Event("reward", "known", 3.0, reward=1.0, status="accepted"))
-        store.commit()
-        learner = Learner(config, store)
-        with caplog.at_level(logging.WARNING, logger="glmbandits.service"):
-            learner.restore()
-        assert learner.skipped == 1 and learner.policy.model_version == 1
-        (record,) = [r for r in caplog.records if "was not applied" in r.getMessage()]
-        assert "seq 2" in record.getMessage() and "never-decided" in record.getMessage()
-        assert_same_state(learner.policy, rebuild_learner_from_log(config, store))
+        assert_same_state(learner.policy, rebuild_learner_from_log(config, reader))
     finally:
-        store.close()
+        reader.close()

@@ -47,19 +47,21 @@ def test_every_http_refusal_is_defined_in_errors_and_authorize_in_auth():
 
 def test_the_worker_is_one_class_and_the_roles_are_strategies():
     from glmbandits.service.api_role import ApiRole
+    from glmbandits.service.learner_role import LearnerRole
     from glmbandits.service.roles import AllRole, Role
 
     for module in _service_modules():
         for name, value in vars(module).items():
             if inspect.isclass(value) and value is not DecisionService:
                 assert not issubclass(value, DecisionService), (module.__name__, name)
-    for role in (AllRole, ApiRole):
+    for role in (AllRole, ApiRole, LearnerRole):
         assert not issubclass(role, DecisionService)
         missing = [name for name in vars(Role) if not name.startswith("_")
                    and not hasattr(role, name)]
         assert missing == [], (role, missing)
-    with pytest.raises(TypeError, match="PostgresStore"):
-        ApiRole(object())  # type: ignore[arg-type]
+    for role in (ApiRole, LearnerRole):
+        with pytest.raises(TypeError, match="PostgresStore"):
+            role(object())  # type: ignore[arg-type]
 
 
 def test_a_role_decides_what_the_operations_do(tmp_path: Path):

@@ -84,12 +84,15 @@ def run_serve(args: argparse.Namespace) -> int:
     from ..service.errors import StoreMismatchError
     from ..service.log_lock import LogInUseError
     from ..service.replay import ReplayMismatchError
-    from ..service.server import run_learner, run_server
     from ..service.store import StoreUnavailableError
 
     try:
-        if args.role == "learner":
+        if args.role == "learner":  # no HTTP: the learner imports no server
+            from ..service.learner_role import run_learner
+
             return run_learner(config, db=args.db, log_level=args.log_level)
+        from ..service.server import run_server
+
         return run_server(config, host=args.host, port=args.port, db=args.db,
                           log_level=args.log_level, access_log=args.access_log,
                           role=args.role)

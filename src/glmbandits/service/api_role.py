@@ -105,7 +105,7 @@ class ApiRole:
         self.version = version
         service.install(policy, 0 if version is None else int(version.seq), totals)
 
-    def recover(self, service: Worker) -> None:
+    def recover(self, service: Worker, error: BaseException) -> None:
         """Nothing to undo: the copy holds no pending decisions and is never persisted."""
 
     def started(self, service: Worker) -> None:
@@ -119,14 +119,17 @@ class ApiRole:
             self._watcher.join(timeout)
             self._watcher = None
 
-    def snapshots(self) -> bool:
-        return False  # the learner publishes model versions
+    def finish(self, service: Worker, snapshot: bool) -> None:
+        """Nothing to write: the learner publishes model versions."""
 
-    def sweep_every(self, service: Worker) -> float | None:
+    def period(self, service: Worker) -> float | None:
         return None  # the learner sweeps, by the log
 
-    def sweep(self, service: Worker) -> Any:
-        return None
+    def periodic(self, service: Worker) -> bool:
+        return False
+
+    def committed(self, service: Worker) -> None:
+        """Nothing to write: the learner publishes model versions."""
 
     # -- new model versions ------------------------------------------------------------
     def _watch(self, service: Worker) -> None:

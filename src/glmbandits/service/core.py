@@ -14,7 +14,11 @@ from the store (snapshot plus log tail) and answers the batch with
 
 What the operations do is the service's role (:mod:`glmbandits.service.roles`), a
 strategy of this one worker: ``all`` (:class:`~glmbandits.service.roles.AllRole`, the
-default) or ``api`` (:class:`~glmbandits.service.api_role.ApiRole`).
+default), ``api`` (:class:`~glmbandits.service.api_role.ApiRole`) or ``learner``
+(:class:`~glmbandits.service.learner_role.LearnerRole`). Between batches the worker runs
+the role's periodic work (the expiry sweep; the learner's lock and log reading), and after
+each commit the role's :meth:`~glmbandits.service.roles.Role.committed` (a snapshot; the
+learner's model versions).
 
 Examples
 --------
@@ -154,10 +158,12 @@ class DecisionService:
         return self
 
     def install(self, policy: ServedPolicy, snapshot_seq: int, totals: dict[str, int] | None,
-                restored_from: dict[str, int] | None = None) -> None:
-        """Serve ``policy`` (its events go to the store's open transaction); ``totals`` are
+                restored_from: dict[str, int] | None = None, *, logged: bool = True
+                ) -> None:
+        """Serve ``policy`` (its events go to the store's open transaction, unless not
+        ``logged``: a learner applies the log and logs nothing of its own); ``totals`` are
         the log's counts (None: unchanged). The role calls it, on the worker once started."""
-        policy.event_log = self.sink
+        policy.event_log = self.sink if logged else None
         self.policy = policy
         self.snapshot_seq = snapshot_seq
         if restored_from is not None:
@@ -167,16 +173,17 @@ class DecisionService:
                 self._totals = totals
 
     def stop(self, *, snapshot: bool = True, timeout: float = 30.0) -> None:
-        """Answer what is queued, stop the worker, write a snapshot (if the role writes
-        them), close the store."""
+        """Answer what is queued, stop the worker, let the role finish (a last snapshot or
+        model version if ``snapshot``), close the store."""
         self.role.stopping(self, timeout)
         if self._thread is not None:
             self._queue.put(_STOP)
             self._thread.join(timeout)
             self._thread = None
-        if snapshot and self.role.snapshots() and self.store.last_seq() > self.snapshot_seq:
-            self.write_snapshot()
-        self.store.close()
+        try:
+            self.role.finish(self, snapshot)
+        finally:
+            self.store.close()
 
     @property
     def running(self) -> bool:
@@ -299,10 +306,11 @@ class DecisionService:
         return self._staged
 
     def _work(self) -> None:
-        every = self.role.sweep_every(self)
+        every = self.role.period(self)
+        again = False  # the role's periodic work is due at once
         while True:
             try:
-                item = self._queue.get(timeout=every)
+                item = self._queue.get(timeout=0.0 if again else every)
             except queue.Empty:
                 item = None
             batch = [] if item is None else [item]
@@ -313,9 +321,11 @@ class DecisionService:
                     break
             stop = any(entry is _STOP for entry in batch)
             self._run_batch([entry for entry in batch if entry is not _STOP])
-            if every is not None and time.monotonic() - self._last_sweep >= every:
+            if every is not None and (again or time.monotonic() - self._last_sweep >= every):
                 self._last_sweep = time.monotonic()
-                self._run_batch([(lambda: self.role.sweep(self), None)])
+                more: list[bool] = []
+                self._run_batch([(lambda: more.append(self.role.periodic(self)), None)])
+                again = any(more)
             if stop:
                 return
 
@@ -338,7 +348,7 @@ class DecisionService:
             except Exception as error:  # a store write failed, or a bug
                 failed = error
                 results.append((future, None, None))
-        if failed is None:
+        if failed is None and self._staged:  # a batch that logged nothing commits nothing
             try:
                 self.store.commit()
             except Exception as error:
@@ -346,7 +356,7 @@ class DecisionService:
         if failed is not None:
             self.store.rollback()
             self._staged.clear()
-            self.role.recover(self)
+            self.role.recover(self, failed)
             message = (f"the event log could not be written ({type(failed).__name__}: "
                        f"{failed}); nothing of this request was kept, retry it")
             _answer_all([(future, None, Unavailable(message))
@@ -359,12 +369,7 @@ class DecisionService:
                 self._commits[0] += 1
                 self._commits[1] += writes
         _answer_all([result for result in results if result[0] is not None])
-        if self.role.snapshots() and \
-                self.store.last_seq() - self.snapshot_seq >= self.config.snapshot_every:
-            try:
-                self.write_snapshot()
-            except Exception:  # a missed snapshot only makes the next start replay more
-                pass
+        self.role.committed(self)
 
     def _count(self, events: list[Event]) -> None:
         with self._lock:

@@ -8,8 +8,13 @@ operations do is its :class:`Role`:
   (SQLite or PostgreSQL);
 * ``api`` (:class:`~glmbandits.service.api_role.ApiRole`): decides with the latest
   published model and logs rewards for the learner; it never learns;
-* ``learner`` (:class:`~glmbandits.service.learner.Learner`): serves no requests, so it
-  has no worker: it learns the log in log order and publishes model versions.
+* ``learner`` (:class:`~glmbandits.service.learner_role.LearnerRole`): serves no
+  requests; its worker's periodic work takes the learner lock, learns the log in log
+  order and publishes model versions.
+
+The worker's loop is the only loop: it answers requests in batches, runs the role's
+periodic work (:meth:`Role.periodic`: the expiry sweep, or the learner's reading of the
+log) and, after each commit, :meth:`Role.committed` (a snapshot, or a model version).
 
 :class:`ServedPolicy` is what the service calls on the policy it holds.
 """
@@ -91,7 +96,10 @@ class Worker(Protocol):
     def running(self) -> bool: ...
 
     def install(self, policy: ServedPolicy, snapshot_seq: int, totals: dict[str, int] | None,
-                restored_from: dict[str, int] | None = None) -> None: ...
+                restored_from: dict[str, int] | None = None, *, logged: bool = True
+                ) -> None: ...
+
+    def write_snapshot(self) -> int: ...
 
     def append(self, event: Event) -> None: ...
 
@@ -113,8 +121,9 @@ class Role(Protocol):
     def restore(self, service: Worker) -> None:
         """Install the policy (``service.install``) and the store's totals."""
 
-    def recover(self, service: Worker) -> None:
-        """After a failed write was rolled back: rebuild what the policy may hold."""
+    def recover(self, service: Worker, error: BaseException) -> None:
+        """After a failed write (``error``) was rolled back: rebuild what the policy may
+        hold."""
 
     def started(self, service: Worker) -> None:
         """The worker runs (e.g. start watching for model versions)."""
@@ -122,14 +131,21 @@ class Role(Protocol):
     def stopping(self, service: Worker, timeout: float) -> None:
         """The service stops (before the worker answers what is queued)."""
 
-    def snapshots(self) -> bool:
-        """Whether this process writes snapshots of its policy."""
+    def finish(self, service: Worker, snapshot: bool) -> None:
+        """The worker has stopped (the store is closed next): a last snapshot or model
+        version if ``snapshot``; release what the role holds."""
 
-    def sweep_every(self, service: Worker) -> float | None:
-        """Seconds between expiry sweeps of the worker (None: it sweeps nothing)."""
+    def period(self, service: Worker) -> float | None:
+        """Seconds between two runs of :meth:`periodic` (None: the worker runs none)."""
 
-    def sweep(self, service: Worker) -> Any:
-        """One expiry sweep, on the worker."""
+    def periodic(self, service: Worker) -> bool:
+        """The role's periodic work, on the worker, in a batch of its own (what it
+        appends is committed with it); True when more is due at once (the worker then
+        runs it again without waiting)."""
+
+    def committed(self, service: Worker) -> None:
+        """After each batch's commit, on the worker (e.g. a snapshot every
+        ``snapshot_every`` events)."""
 
     def decide_operation(self, service: Worker, X: np.ndarray,
                          decision_id: str | None, rows: tuple[int, ...] | None,
@@ -175,7 +191,7 @@ class AllRole:
         service.install(policy, after, totals,
                         {"snapshot_seq": after, "replayed_events": replayed[0]})
 
-    def recover(self, service: Worker) -> None:
+    def recover(self, service: Worker, error: BaseException) -> None:
         try:
             self.restore(service)
         except Exception:  # the store is unusable: refuse everything from now on
@@ -187,21 +203,32 @@ class AllRole:
     def stopping(self, service: Worker, timeout: float) -> None:
         """Nothing runs beside the worker."""
 
-    def snapshots(self) -> bool:
-        return True
+    def finish(self, service: Worker, snapshot: bool) -> None:
+        """A snapshot if the log moved since the last one."""
+        if snapshot and service.store.last_seq() > service.snapshot_seq:
+            service.write_snapshot()
 
-    def sweep_every(self, service: Worker) -> float | None:
+    def period(self, service: Worker) -> float | None:
         decisions = service.config.decisions
         return None if decisions.reward_wait is None else decisions.expire_every
 
-    def sweep(self, service: Worker) -> Any:
+    def periodic(self, service: Worker) -> bool:
+        """The expiry sweep: an ``expire`` event, and the policy's ``expire``."""
         older_than = service.config.decisions.reward_wait
-        assert older_than is not None  # sweep_every is None without a reward_wait
+        assert older_than is not None  # period is None without a reward_wait
         now = service.clock()
-        if not service.policy.decisions_.has_expired(now - older_than):
-            return None
-        service.append(Event("expire", None, now, older_than=older_than))
-        return service.policy.expire(older_than, now=now)
+        if service.policy.decisions_.has_expired(now - older_than):
+            service.append(Event("expire", None, now, older_than=older_than))
+            service.policy.expire(older_than, now=now)
+        return False
+
+    def committed(self, service: Worker) -> None:
+        """A snapshot every ``snapshot_every`` events."""
+        if service.store.last_seq() - service.snapshot_seq >= service.config.snapshot_every:
+            try:
+                service.write_snapshot()
+            except Exception:  # a missed snapshot only makes the next start replay more
+                pass
 
     def decide_operation(self, service: Worker, X: np.ndarray,
                          decision_id: str | None, rows: tuple[int, ...] | None,

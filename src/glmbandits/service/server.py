@@ -1,4 +1,7 @@
-"""Run the service under uvicorn (or the learner); SIGTERM drains, writes a snapshot, exits 0.
+"""Run the service under uvicorn; SIGTERM drains, writes a snapshot, exits 0.
+
+The learner serves no HTTP and runs without uvicorn:
+:func:`~glmbandits.service.learner_role.run_learner`.
 
 uvicorn handles SIGTERM and SIGINT by finishing the requests in flight and
 running the app's shutdown (which stops the core: the queue is answered, then
@@ -29,7 +32,7 @@ from .store import open_store
 if TYPE_CHECKING:
     from .postgres_store import PostgresStore
 
-__all__ = ["run_server", "start_service", "run_learner", "ROLES"]
+__all__ = ["run_server", "start_service", "ROLES"]
 
 logger = logging.getLogger("glmbandits.service")
 
@@ -67,7 +70,7 @@ def start_service(config: ServiceConfig, db: str | None = None,
     """
     if role not in ("all", "api"):
         raise ValueError(f"start_service: role must be 'all' or 'api' (a learner serves no "
-                         f"API: run_learner), got {role!r}")
+                         f"API: learner_role.run_learner), got {role!r}")
     if db is not None:
         config = dataclasses.replace(config, db=db)
     store = open_store(config.db, synchronous=config.synchronous)
@@ -82,35 +85,6 @@ def start_service(config: ServiceConfig, db: str | None = None,
     except BaseException:
         store.close()
         raise
-
-
-def run_learner(config: ServiceConfig, *, db: str | None = None,
-                log_level: str = "info") -> int:
-    """``--role learner``: learn from the PostgreSQL log until SIGTERM/SIGINT; exit code.
-
-    0 after a clean stop (a last publication is written), 1 if the learner lock was
-    lost (another learner may hold it now).
-    """
-    from .learner import Learner, LostLockError
-
-    logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(message)s")
-    if db is not None:
-        config = dataclasses.replace(config, db=db)
-    store = open_store(config.db)
-    stop = threading.Event()
-    handled = (signal.SIGINT, signal.SIGTERM)
-    original = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in handled}
-    try:
-        Learner(config, cast("PostgresStore", store)).run(stop)  # (as for the API role)
-    except LostLockError as error:
-        logger.error("%s", error)
-        return 1
-    finally:
-        for sig, handler in original.items():
-            signal.signal(sig, handler)
-        store.close()
-    logger.info("glmbandits learner: stopped cleanly")
-    return 0
 
 
 def _freeze_startup_objects() -> None:
