@@ -81,6 +81,7 @@ ARRAY_SHAPES: dict[str, dict[str, tuple[tuple[str, ...], str]]] = {
     "glmbandits.policies.decisions.Decision": {
         "probabilities": (("K",), "f"), "candidates": (("m",), "i")},
     "glmbandits.policies.decisions.PendingDecision": {"x": _D},
+    "glmbandits.policies.domd_glb.DOMDGLB": {"theta_": _D},
     "glmbandits.policies.ecolog.ECOLog": {"W_": _DD, "W_inv_": _DD, "theta_": _D},
     "glmbandits.policies.gloc.GLOC": {
         "V_": _DD, "V_inv_": _DD, "b_": _D, "theta_": _D, "theta_online_": _D},

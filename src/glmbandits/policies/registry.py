@@ -25,6 +25,7 @@ from .._validation import SeedLike
 from .base import Policy
 from .d_glucb import DGLUCB
 from .d_linucb import DLinUCB
+from .domd_glb import DOMDGLB
 from .ecolog import ECOLog
 from .epsilon_greedy import EpsilonGreedy
 from .glm_tsl import GLMTSL
@@ -128,6 +129,8 @@ register_policy("epsilon-greedy", EpsilonGreedy)
 register_policy("ofuglb", OFUGLB, lambda p, seed, **kw: OFUGLB(
     p.n_features, p.family, **{"radius": p.theta_norm, **kw}, seed=seed))
 register_policy("sw-glucb", SWGLUCB)
+register_policy("domd-glb", DOMDGLB, lambda p, seed, **kw: DOMDGLB(
+    p.n_features, p.family, **{"radius": p.theta_norm, **kw}, seed=seed))
 register_policy("d-linucb", DLinUCB, lambda p, seed, **kw: DLinUCB(
     p.n_features, seed=seed, **{"family": p.family, "theta_norm": p.theta_norm, **kw}))
 register_policy("d-glucb", DGLUCB, lambda p, seed, **kw: DGLUCB(
