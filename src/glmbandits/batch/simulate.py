@@ -7,8 +7,10 @@ same environment stream, same decisions, same tie-breaking draws. The policies'
 work of a round is done for all replicates at once by a batch kernel
 (:mod:`glmbandits.batch.kernels`) on a swappable array module (numpy by
 default; CuPy or torch when installed, e.g. on a GPU). The environments are
-stepped one by one through their public ``reset``/``step`` API (each has its own
-random stream, which is what makes the trajectories identical).
+stepped together too, by their batched form (:mod:`glmbandits.batch.environments`:
+(R, K, d) arrays drawn ahead in blocks from each replicate's own streams, which is
+what keeps the trajectories identical); environments without one are stepped one
+by one through their public ``step``.
 
 Each step, the kernel says which replicates play (:meth:`BatchKernel.ready`).
 Usually that is all of them. A lazy UCB-GLM replicate whose refit falls due
@@ -29,6 +31,7 @@ import numpy as np
 from .._validation import SeedLike, check_int
 from ..simulation import SimulationResult
 from .backend import get_backend
+from .environments import make_batch_environment
 from .registry import make_batch_kernel
 
 __all__ = ["BatchSimulationResult", "simulate_batch"]
@@ -46,8 +49,8 @@ class BatchSimulationResult:
         Wall time spent in the policies' work (the kernel's select and update),
         for all replicates together.
     env_seconds : float
-        Wall time spent stepping the environments and stacking their contexts
-        into the (R, K, d) array the kernel reads.
+        Wall time spent stepping the environments (drawing and computing their
+        rounds, the (R, K, d) contexts the kernel reads, rewards and regrets).
     kernel : str
         The batch kernel that ran (``"SequentialKernel"`` when none applies).
     backend : str
@@ -55,6 +58,9 @@ class BatchSimulationResult:
     n_steps : int
         Batch steps taken: T in lockstep; a little more when a kernel holds
         replicates back to refit them together (lazy UCB-GLM).
+    environments : str
+        The batched environment that ran (``"SequentialEnvironments"``: each
+        replicate's ``step`` in turn).
     """
 
     regret: np.ndarray
@@ -67,6 +73,7 @@ class BatchSimulationResult:
     kernel: str
     backend: str
     n_steps: int = 0
+    environments: str = "SequentialEnvironments"
 
     @property
     def n_replicates(self) -> int:
@@ -94,23 +101,9 @@ class BatchSimulationResult:
                                 self.seconds / self.n_replicates)
 
 
-def _stack_contexts(contexts: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray | None]:
-    """(R, K_max, d) contexts and a validity mask (None when every K is the same)."""
-    sizes = [c.shape[0] for c in contexts]
-    if min(sizes) == max(sizes):
-        return np.stack(contexts), None
-    R, K, d = len(contexts), max(sizes), contexts[0].shape[1]
-    X = np.zeros((R, K, d))
-    valid = np.zeros((R, K), dtype=bool)
-    for r, c in enumerate(contexts):
-        X[r, : c.shape[0]] = c
-        valid[r, : c.shape[0]] = True
-    return X, valid
-
-
 def simulate_batch(policy_factory: Callable[[Any], Any], env_factory: Callable[[Any], Any],
-                   horizon: int, seeds: Sequence[SeedLike], *, backend: Any = "numpy"
-                   ) -> BatchSimulationResult:
+                   horizon: int, seeds: Sequence[SeedLike], *, backend: Any = "numpy",
+                   reset_seed: bool = True) -> BatchSimulationResult:
     """Run R = len(seeds) independent replicates in lockstep.
 
     Replicate r builds ``policy = policy_factory(seeds[r])`` and ``env =
@@ -121,6 +114,9 @@ def simulate_batch(policy_factory: Callable[[Any], Any], env_factory: Callable[[
     kernels; other policies are run one after the other within each round (same
     results, no speed-up). Lazy UCB-GLM replicates refit in waves (see the
     module docstring), so they may take a few more steps than ``horizon``.
+    Synthetic and full-information environments are stepped as arrays
+    (:mod:`glmbandits.batch.environments`); the environment objects are not
+    reused afterwards (their streams have been drawn ahead).
 
     Parameters
     ----------
@@ -136,6 +132,10 @@ def simulate_batch(policy_factory: Callable[[Any], Any], env_factory: Callable[[
         ints or SeedSequences).
     backend : {"numpy", "cupy", "torch"} or ArrayBackend, default "numpy"
         Array module of the stacked policy state.
+    reset_seed : bool, default True
+        Reset replicate r's environment with ``seeds[r]``; ``False`` resets it
+        without a seed (it keeps the streams its factory seeded), as
+        ``simulate(policy, env, horizon)`` does.
 
     Returns
     -------
@@ -146,8 +146,8 @@ def simulate_batch(policy_factory: Callable[[Any], Any], env_factory: Callable[[
     >>> from glmbandits import LinUCB, SyntheticGLMEnv, simulate_batch
     >>> result = simulate_batch(lambda s: LinUCB(3, seed=s),
     ...                         lambda s: SyntheticGLMEnv(3, 5, seed=s), 50, seeds=[0, 1, 2])
-    >>> result.regret.shape, result.kernel
-    ((3, 50), 'LinUCBKernel')
+    >>> result.regret.shape, result.kernel, result.environments
+    ((3, 50), 'LinUCBKernel', 'BatchSyntheticGLMEnv')
     """
     owner = "simulate_batch"
     for name, factory in (("policy_factory", policy_factory), ("env_factory", env_factory)):
@@ -156,11 +156,13 @@ def simulate_batch(policy_factory: Callable[[Any], Any], env_factory: Callable[[
     horizon = check_int(horizon, owner, "horizon", minimum=1)
     if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Sequence) or len(seeds) == 0:
         raise ValueError(f"{owner}: seeds must be a non-empty sequence of seeds, got {seeds!r}")
+    if not isinstance(reset_seed, (bool, np.bool_)):
+        raise TypeError(f"{owner}: reset_seed must be a bool, got {type(reset_seed).__name__}")
     array_backend = get_backend(backend)
 
     policies = [policy_factory(seed) for seed in seeds]
     envs = [env_factory(seed) for seed in seeds]
-    contexts = [env.reset(seed=seed) for env, seed in zip(envs, seeds)]
+    contexts = [env.reset(seed=seed if reset_seed else None) for env, seed in zip(envs, seeds)]
     kernel = make_batch_kernel(policies, array_backend)
     kernel.reserve(horizon)
     R = len(seeds)
@@ -172,7 +174,7 @@ def simulate_batch(policy_factory: Callable[[Any], Any], env_factory: Callable[[
     clock = time.perf_counter
     seconds = env_seconds = 0.0
     start = clock()
-    X, valid = _stack_contexts(contexts)
+    env = make_batch_environment(envs, contexts, horizon)
     env_seconds += clock() - start
     n_steps = 0
     while True:
@@ -181,17 +183,14 @@ def simulate_batch(policy_factory: Callable[[Any], Any], env_factory: Callable[[
             break
         start = clock()
         rows = kernel.ready(active)
-        chosen_actions, chosen_propensities = kernel.select(X, valid, rows)
+        X = env.contexts
+        chosen_actions, chosen_propensities = kernel.select(X, env.valid, rows)
         chosen = X[rows, chosen_actions]
         seconds += clock() - start
         start = clock()
         rounds = played[rows]
-        chosen_rewards = np.empty(rows.shape[0])
-        for i, r in enumerate(rows):
-            contexts[r], chosen_rewards[i], info = envs[r].step(int(chosen_actions[i]))
-            regret[r, rounds[i]] = info["regret"]
-            expected[r, rounds[i]] = info["expected_reward"]
-        X, valid = _stack_contexts(contexts)
+        chosen_rewards, expected[rows, rounds], regret[rows, rounds] = env.step(rows,
+                                                                              chosen_actions)
         env_seconds += clock() - start
         start = clock()
         kernel.update(rows, chosen, chosen_rewards)
@@ -203,4 +202,5 @@ def simulate_batch(policy_factory: Callable[[Any], Any], env_factory: Callable[[
         n_steps += 1
     kernel.finalize()
     return BatchSimulationResult(regret, actions, rewards, expected, propensities, seconds,
-                                 env_seconds, type(kernel).__name__, array_backend.name, n_steps)
+                                 env_seconds, type(kernel).__name__, array_backend.name, n_steps,
+                                 type(env).__name__)

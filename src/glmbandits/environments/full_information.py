@@ -30,7 +30,9 @@ def block_encode(z: np.ndarray, n_actions: int) -> np.ndarray:
     """The disjoint ("block") encoding: row a of the result is e_a ⊗ z, shape (K, K·p).
 
     With it one shared θ = (θ_1, ..., θ_K) scores action a by z'θ_a, so a
-    shared-parameter GLM bandit learns one linear model per class.
+    shared-parameter GLM bandit learns one linear model per class. ``z`` may have
+    leading axes (..., p) (the batched environments encode R samples at once):
+    the result is then (..., K, K·p), the same products as for each z alone.
 
     Examples
     --------
@@ -38,7 +40,10 @@ def block_encode(z: np.ndarray, n_actions: int) -> np.ndarray:
     array([[1., 2., 0., 0.],
            [0., 0., 1., 2.]])
     """
-    return np.kron(np.eye(n_actions), z[None, :])
+    eye = np.eye(n_actions)
+    blocks = eye[:, :, None] * z[..., None, None, :]  # (..., K, K, p): e_a[b] * z
+    encoded: np.ndarray = blocks.reshape(*z.shape[:-1], n_actions, n_actions * z.shape[-1])
+    return encoded
 
 
 class FullInformationEnv:

@@ -1,8 +1,23 @@
-"""A synthetic GLM contextual bandit with a known θ*."""
+"""A synthetic GLM contextual bandit with a known θ*.
+
+Random streams. The seed makes one generator (``rng_``), which draws θ* (when
+it is not given) and then the seeds of four independent child streams
+(:class:`EnvironmentStreams`): the contexts' normal draws, the uniform draws of
+their radii (``contexts="ball"``), the number of actions of each round (a
+changing action set) and the rewards. Each stream draws the same kind and
+number of values every round, so a stream's draws of B rounds come out of one
+call of size B·n exactly as they do from B calls of size n: the batched form of
+this environment (:mod:`glmbandits.batch.environments`) draws blocks of rounds
+per replicate and plays them as (R, K, d) arrays, bit for bit the rounds of
+this class. The contexts and expected rewards are computed from the draws by
+:func:`contexts_from_draws` and :func:`mean_rewards`, which both forms call
+(elementwise steps and ``einsum`` sums over the last axis, no BLAS product: the
+same bits whatever the leading shape).
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -15,7 +30,8 @@ from .._validation import (
 )
 from ..families import GLMFamily, get_family
 
-__all__ = ["SyntheticGLMEnv", "CONTEXT_DISTRIBUTIONS", "sample_unit_ball"]
+__all__ = ["SyntheticGLMEnv", "CONTEXT_DISTRIBUTIONS", "EnvironmentStreams", "sample_unit_ball",
+           "contexts_from_draws", "mean_rewards"]
 
 #: Context distributions accepted by :class:`SyntheticGLMEnv`.
 CONTEXT_DISTRIBUTIONS = ("ball", "sphere", "gaussian")
@@ -27,6 +43,62 @@ def sample_unit_ball(rng: np.random.Generator, shape: tuple[int, ...], dim: int)
     directions /= np.linalg.norm(directions, axis=-1, keepdims=True)
     radii = rng.random(shape) ** (1.0 / dim)
     return directions * radii[..., None]
+
+
+class EnvironmentStreams(NamedTuple):
+    """The independent child streams of a :class:`SyntheticGLMEnv` (see the module docstring)."""
+
+    contexts: np.random.Generator  #: standard normals, K·d per round
+    radii: np.random.Generator  #: uniforms, K per round (``contexts="ball"`` only)
+    n_actions: np.random.Generator  #: one integer per round (a changing action set only)
+    rewards: np.random.Generator  #: one reward draw per round (the family's sampler)
+
+    @classmethod
+    def spawn(cls, rng: np.random.Generator) -> "EnvironmentStreams":
+        """Four streams seeded from two draws of ``rng`` (never from a shared SeedSequence
+        object, which spawning would change)."""
+        entropy = rng.integers(0, 2**63, size=2)
+        return cls(*(np.random.default_rng(child)
+                     for child in np.random.SeedSequence(entropy).spawn(4)))
+
+
+def contexts_from_draws(distribution: str, normals: np.ndarray,
+                        uniforms: np.ndarray | None) -> np.ndarray:
+    """Contexts (..., K, d) from standard normals (..., K, d) and, for the ball, uniforms (..., K).
+
+    ``"ball"``: direction uniform, radius U^{1/d}; ``"sphere"``: the direction;
+    ``"gaussian"``: N(0, I/d) pulled back into the unit ball when outside. Overwrites
+    ``normals`` (it is the result). Elementwise steps and last-axis sums only, so
+    every (K, d) slice is computed alike whatever the leading shape.
+    """
+    d = normals.shape[-1]
+    if distribution == "gaussian":
+        normals /= np.sqrt(d)
+        normals /= np.maximum(1.0, _norms(normals))
+        return normals
+    if distribution == "sphere":
+        normals /= _norms(normals)
+        return normals
+    assert uniforms is not None  # the caller draws them for the ball
+    normals *= (uniforms ** (1.0 / d) / _norms(normals)[..., 0])[..., None]  # U^{1/d}·n/‖n‖
+    return normals
+
+
+def mean_rewards(family: GLMFamily, contexts: np.ndarray, theta: np.ndarray) -> np.ndarray:
+    """μ(x'θ) of contexts (..., K, d) with θ of shape (..., d) (broadcast over the leading axes).
+
+    The products are summed by ``einsum`` along the last axis (not a BLAS product), so a
+    round's values do not depend on how many rounds or replicates are computed together.
+    """
+    means: np.ndarray = family.mean(np.einsum("...kd,...d->...k", contexts, theta))
+    return means
+
+
+def _norms(x: np.ndarray) -> np.ndarray:
+    """‖x‖ over the last axis, kept as a length-1 axis (einsum: several times faster than
+    ``np.linalg.norm`` over a short axis, and the same bits for any leading shape)."""
+    norms: np.ndarray = np.sqrt(np.einsum("...i,...i->...", x, x))[..., None]
+    return norms
 
 
 class SyntheticGLMEnv:
@@ -58,11 +130,14 @@ class SyntheticGLMEnv:
         Draw fresh contexts every round; ``False`` keeps the arm set drawn at
         ``reset`` for the whole run (a fixed arm set, as in Faury et al. 2022).
     seed : int, Generator, SeedSequence or None
-        Seeds θ* (if drawn), contexts and rewards.
+        Seeds θ* (if drawn), then the contexts', action counts' and rewards'
+        streams (module docstring).
 
     Attributes
     ----------
     theta_star : ndarray of shape (d,)
+    streams_ : EnvironmentStreams
+        The child streams the rounds are drawn from.
     contexts : ndarray of shape (K, d)
         This round's feature vectors.
     expected_rewards : ndarray of shape (K,)
@@ -114,8 +189,7 @@ class SyntheticGLMEnv:
             raise TypeError(f"{owner}: redraw_contexts must be a bool, "
                             f"got {type(redraw_contexts).__name__}")
         self.redraw_contexts = bool(redraw_contexts)
-        self.rng_ = as_generator(seed, owner)
-        self.theta_star = self._draw_theta()
+        self._seed(as_generator(seed, owner))
         self.t = 0
         self._new_round()
 
@@ -123,8 +197,7 @@ class SyntheticGLMEnv:
     def reset(self, seed: SeedLike = None) -> np.ndarray:
         """Start again; with a seed, reseed and redraw θ* (unless fixed). Returns contexts."""
         if seed is not None:
-            self.rng_ = as_generator(seed, f"{type(self).__name__}.reset")
-            self.theta_star = self._draw_theta()
+            self._seed(as_generator(seed, f"{type(self).__name__}.reset"))
         self.t = 0
         self._new_round()
         return self.contexts
@@ -143,7 +216,7 @@ class SyntheticGLMEnv:
             raise ValueError(f"{type(self).__name__}.step: action must lie in [0, {K - 1}], "
                              f"got {action}")
         expected = float(self.expected_rewards[action])
-        reward = float(self.family.sample(np.array(expected), self.rng_))
+        reward = float(self.family.sample(np.array(expected), self.streams_.rewards))
         best = int(np.argmax(self.expected_rewards))
         optimal = float(self.expected_rewards[best])
         info = {
@@ -158,6 +231,11 @@ class SyntheticGLMEnv:
         return self.contexts, reward, info
 
     # -- internals ------------------------------------------------------------------
+    def _seed(self, rng: np.random.Generator) -> None:
+        self.rng_ = rng
+        self.theta_star = self._draw_theta()
+        self.streams_ = EnvironmentStreams.spawn(rng)
+
     def _draw_theta(self) -> np.ndarray:
         if self._fixed_theta is not None:
             return self._fixed_theta.copy()
@@ -166,21 +244,18 @@ class SyntheticGLMEnv:
 
     def _draw_n_actions(self) -> int:
         if isinstance(self.n_actions, tuple):
-            return int(self.rng_.integers(self.n_actions[0], self.n_actions[1] + 1))
+            return int(self.streams_.n_actions.integers(self.n_actions[0],
+                                                        self.n_actions[1] + 1))
         return self.n_actions
 
     def _new_round(self) -> None:
         K, d = self._draw_n_actions(), self.n_features
-        if self.context_distribution == "ball":
-            X = sample_unit_ball(self.rng_, (K,), d)
-        elif self.context_distribution == "sphere":
-            X = self.rng_.standard_normal((K, d))
-            X /= np.linalg.norm(X, axis=1, keepdims=True)
-        else:
-            X = self.rng_.standard_normal((K, d)) / np.sqrt(d)
-            X /= np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
+        streams = self.streams_
+        ball = self.context_distribution == "ball"
+        X = contexts_from_draws(self.context_distribution, streams.contexts.standard_normal((K, d)),
+                                streams.radii.random(K) if ball else None)
         self.contexts = X
-        self.expected_rewards = self.family.mean(X @ self.theta_star)
+        self.expected_rewards = mean_rewards(self.family, X, self.theta_star)
 
     def __repr__(self) -> str:
         return (f"SyntheticGLMEnv(n_features={self.n_features}, n_actions={self.n_actions!r}, "
