@@ -15,8 +15,10 @@ The paper's estimate is the root of the estimating equation of Li, Lu & Zhou
 * :mod:`.certificate` — a certified bound on ``‖θ - θ̂‖_V`` from one exact
   gradient, behind the policies' ``refit_tol``.
 * :mod:`.history` — the samples (X_i, Y_i), grown geometrically.
-* :mod:`.online` — one-step online updates (proximal GLM step, projections)
-  for the policies that keep no history.
+* :mod:`.online` — one-step online updates (proximal GLM step, online-mirror-descent
+  step, projections) for the policies that keep no history.
+* :mod:`.windowed` — the last τ samples in a ring buffer and the MLE over them
+  (sliding-window forgetting, SW-GLUCB).
 * :mod:`.schedule` — when to refit (every round, or rarely: det V doubled).
 * :mod:`.estimates` — :class:`GLMEstimate` and :class:`RidgeEstimate`, the
   objects policies hold.
