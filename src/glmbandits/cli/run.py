@@ -143,7 +143,10 @@ def run_run(args: argparse.Namespace) -> int:
         return 2
     report, runs = done
     _print_failed(report)
-    from ..experiments.summary import format_comparison, write_runs_csv
+    from ..experiments.summary import format_comparison, format_execution, write_runs_csv
+
+    if format_execution(report.lockstep, report.sequential):
+        print(format_execution(report.lockstep, report.sequential))
 
     ok = [run for run in runs if run.ok]
     print(format_comparison(ok))
@@ -225,6 +228,10 @@ def _run_config(args: argparse.Namespace) -> int:
     report, runs = done
     print(f"{report.n_ok} runs done, {report.n_skipped} already in the store (skipped), "
           f"{len(report.failed)} failed, {report.seconds:.1f} s")
+    from ..experiments.summary import format_execution
+
+    if format_execution(report.lockstep, report.sequential):
+        print(format_execution(report.lockstep, report.sequential))
     if report.n_stale:
         print(f"note: {report.n_stale} stored runs of experiment {config.name!r} come from "
               "another seed, --seeds or cell definition; they are not part of this run and "

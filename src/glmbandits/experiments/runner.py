@@ -12,6 +12,13 @@ spawned further with the cell's own stable key, so every (cell, replicate) has
 its own stream, independent of the order of cells in the config and of the
 number of seeds.
 
+Lockstep (the default, ``lockstep=True``). The replicates of a cell whose
+policy has a batch kernel (:func:`~glmbandits.batch.has_batch_kernel`: LinUCB,
+UCB-GLM) run together through :func:`~glmbandits.simulate_batch`, in one chunk per
+cell or, with more processes than such cells, in as many chunks as keep the
+processes busy; each replicate's run is the one :func:`execute_task` makes, bit
+for bit (the summary's line says which policies ran lockstep, which sequentially).
+
 Execution. ``backend="local"`` runs the tasks in ``n_jobs`` processes (all
 cores by default, in-process when ``n_jobs == 1``); a Dask scheduler address
 (``--scheduler`` or the config's ``[dask]`` table) sends them to a
@@ -24,6 +31,8 @@ same config skips the (cell, replicate) pairs already stored as ``ok`` (unless
 
 from __future__ import annotations
 
+import functools
+import math
 import os
 import sys
 import time
@@ -35,6 +44,7 @@ from typing import Any, Callable, Iterator, cast
 import numpy as np
 
 from .._validation import check_int
+from ..batch import has_batch_kernel, simulate_batch
 from ..environments import SyntheticGLMEnv
 from ..simulation import simulate
 from .workers import exit_with_parent
@@ -42,7 +52,8 @@ from .progress import progress_bar
 from .config import Cell, ExperimentConfig
 from .store import ResultStore, StoredRun
 
-__all__ = ["RunTask", "ExperimentReport", "plan_tasks", "execute_task", "run_experiment",
+__all__ = ["RunTask", "ExperimentReport", "plan_tasks", "execute_task", "execute_lockstep",
+           "run_experiment",
            "progress_enabled", "replicate_seeds", "run_replicate", "curve_grid"]
 
 
@@ -111,6 +122,9 @@ class ExperimentReport:
     #: seed, a replicate beyond ``seeds``, or a cell no longer in the config).
     n_stale: int = 0
     plan: dict[tuple[str, int], Any] = field(default_factory=dict, repr=False)
+    #: Policy labels of the cells run this time in lockstep (batch kernels), and sequentially.
+    lockstep: tuple[str, ...] = ()
+    sequential: tuple[str, ...] = ()
 
     def runs(self) -> list[StoredRun]:
         """The stored runs of this config's (cell, replicate, seeds), re-read from the store,
@@ -161,6 +175,58 @@ def execute_task(task: RunTask) -> StoredRun:
                      task.seed_record(), "ok", final, seconds, rounds, curve)
 
 
+def execute_lockstep(tasks: list[RunTask]) -> list[StoredRun]:
+    """Simulate replicates of one cell together (:func:`~glmbandits.simulate_batch`).
+
+    Each replicate's run is the one :func:`execute_task` makes alone (same policy
+    and environment seeds, environment reset without a seed), bit for bit; its
+    ``seconds`` is an equal share of the batch's policy time. Raises on failure.
+    """
+    cell = tasks[0].cell
+    batch = simulate_batch(
+        lambda i: cell.make_policy(seed=np.random.default_rng(tasks[i].policy_seed)),
+        lambda i: cell.make_environment(seed=tasks[i].env_seed), cell.horizon,
+        list(range(len(tasks))), reset_seed=False)
+    grid = curve_grid(cell.horizon)
+    seconds = batch.seconds / len(tasks)
+    runs = []
+    for i, task in enumerate(tasks):
+        curve = batch.cumulative_regret[i][grid - 1]
+        runs.append(StoredRun(task.experiment, cell.key, task.replicate, cell.name, cell.policy,
+                              dict(cell.params), dict(cell.environment), cell.horizon,
+                              task.seed_record(), "ok", float(curve[-1]), seconds, grid, curve))
+    return runs
+
+
+def _one_by_one(function: Callable[[RunTask], StoredRun], tasks: list[RunTask]
+                ) -> list[StoredRun]:
+    return [function(task) for task in tasks]
+
+
+def _lockstep_cells(tasks: list[RunTask]) -> set[str]:
+    """Keys of the cells whose policy has a batch kernel."""
+    cells = {task.cell.key: task.cell for task in tasks}
+    return {key for key, cell in cells.items() if has_batch_kernel([cell.make_policy(seed=0)])}
+
+
+def _units(tasks: list[RunTask], lockstep: set[str], n_jobs: int) -> list[list[RunTask]]:
+    """What one worker runs at a time: a chunk of a lockstep cell's replicates, else one task.
+
+    Lockstep cells are cut into ``ceil(n_jobs / number of lockstep cells)`` chunks, so
+    that the processes have work; replicates are independent, so the cut changes no run.
+    """
+    groups: dict[Any, list[RunTask]] = {}  # in the tasks' order: cells as the plan lists them
+    for task in tasks:
+        key = task.cell.key if task.cell.key in lockstep else id(task)
+        groups.setdefault(key, []).append(task)
+    n_chunks = math.ceil(n_jobs / max(1, len(lockstep & set(groups))))
+    units: list[list[RunTask]] = []
+    for key, members in groups.items():
+        size = math.ceil(len(members) / min(n_chunks, len(members))) if key in lockstep else 1
+        units.extend(members[i:i + size] for i in range(0, len(members), size))
+    return units
+
+
 def _failed(task: RunTask, error: BaseException, attempts: int) -> StoredRun:
     cell = task.cell
     text = "".join(traceback.format_exception_only(type(error), error)).strip()
@@ -178,30 +244,44 @@ Outcome = tuple[RunTask, "StoredRun | BaseException"]
 
 
 
-def _local_outcomes(tasks: list[RunTask], n_jobs: int, function: Callable[[RunTask], StoredRun],
+UnitFunction = Callable[[list[RunTask]], list[StoredRun]]
+
+
+def _unit_outcomes(unit: list[RunTask], result: Any) -> Iterator[Outcome]:
+    """Each task of a unit with its run, or with the unit's error."""
+    if isinstance(result, BaseException):
+        yield from ((task, result) for task in unit)
+    else:
+        yield from zip(unit, result)
+
+
+def _local_outcomes(units: list[list[RunTask]], n_jobs: int, function: UnitFunction,
                     ) -> Iterator[Outcome]:
     if n_jobs == 1:
-        for task in tasks:
+        for unit in units:
             try:
-                yield task, function(task)
+                result: Any = function(unit)
             except Exception as error:  # reported per task, never dropped
-                yield task, error
+                result = error
+            yield from _unit_outcomes(unit, result)
         return
     with ProcessPoolExecutor(max_workers=n_jobs, initializer=exit_with_parent,
                              initargs=(os.getpid(),)) as pool:
-        pending: dict[Future, RunTask] = {pool.submit(function, task): task for task in tasks}
+        pending: dict[Future, list[RunTask]] = {pool.submit(function, unit): unit
+                                                for unit in units}
         while pending:
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in done:
-                task = pending.pop(future)
+                unit = pending.pop(future)
                 try:
-                    yield task, future.result()
+                    result = future.result()
                 except Exception as error:  # includes a worker that died (BrokenProcessPool)
-                    yield task, error
+                    result = error
+                yield from _unit_outcomes(unit, result)
 
 
-def _dask_outcomes(tasks: list[RunTask], scheduler: Any, retries: int,
-                   function: Callable[[RunTask], StoredRun]) -> Iterator[Outcome]:
+def _dask_outcomes(units: list[list[RunTask]], scheduler: Any, retries: int,
+                   function: UnitFunction) -> Iterator[Outcome]:
     try:
         from distributed import Client, as_completed
     except ImportError:  # pragma: no cover - depends on the optional extra
@@ -210,14 +290,15 @@ def _dask_outcomes(tasks: list[RunTask], scheduler: Any, retries: int,
     own_client = not isinstance(scheduler, Client)
     client = Client(scheduler) if own_client else scheduler
     try:
-        futures = {client.submit(function, task, retries=retries, pure=False): task
-                   for task in tasks}
+        futures = {client.submit(function, unit, retries=retries, pure=False): unit
+                   for unit in units}
         for future in as_completed(futures):
-            task = futures[future]
+            unit = futures[future]
             try:
-                yield task, future.result()
+                result: Any = future.result()
             except Exception as error:  # the cluster already retried it
-                yield task, error
+                result = error
+            yield from _unit_outcomes(unit, result)
     finally:
         if own_client:
             client.close()
@@ -233,6 +314,7 @@ def run_experiment(
     progress: bool | None = None,
     task_function: Callable[[RunTask], StoredRun] = execute_task,
     replace: bool = False,
+    lockstep: bool = True,
 ) -> ExperimentReport:
     """Run every unfinished (cell, replicate) of ``config`` and store the results.
 
@@ -260,6 +342,10 @@ def run_experiment(
         Drop every stored run of this experiment first and make all runs again,
         rather than resume (``glmbandits run`` with flags: the next run of a
         problem replaces its runs).
+    lockstep : bool, default True
+        Run the replicates of cells whose policy has a batch kernel together
+        (:func:`execute_lockstep`, same results); ``False``, or a ``task_function``
+        of one's own, runs every task alone.
 
     Returns
     -------
@@ -272,8 +358,9 @@ def run_experiment(
         raise TypeError(f"{owner}: config must be an ExperimentConfig, "
                         f"got {type(config).__name__}")
     retries = check_int(retries, owner, "retries", minimum=0)
-    if not isinstance(replace, bool):
-        raise TypeError(f"{owner}: replace must be a bool, got {type(replace).__name__}")
+    for name, flag in (("replace", replace), ("lockstep", lockstep)):
+        if not isinstance(flag, bool):
+            raise TypeError(f"{owner}: {name} must be a bool, got {type(flag).__name__}")
     if n_jobs is None:
         n_jobs = os.cpu_count() or 1
     n_jobs = check_int(n_jobs, owner, "n_jobs", minimum=1)
@@ -294,6 +381,11 @@ def run_experiment(
                 if done.get((task.cell.key, task.replicate)) != plan[(task.cell.key,
                                                                       task.replicate)]]
         n_skipped = len(tasks) - len(todo)
+        together = (_lockstep_cells(todo) if lockstep and task_function is execute_task
+                    else set())
+        names = {task.cell.key: task.cell.name for task in todo}
+        ran_lockstep = tuple(dict.fromkeys(names[key] for key in names if key in together))
+        ran_alone = tuple(dict.fromkeys(names[key] for key in names if key not in together))
         bar = progress_bar(len(todo), progress_enabled() if progress is None else progress,
                            config.name)
         per_cell: dict[str, int] = {}
@@ -311,12 +403,16 @@ def run_experiment(
         failed: list[StoredRun] = []
         n_ok = 0
         attempts = 1
+        alone: UnitFunction = functools.partial(_one_by_one, task_function)
         while todo:
+            units = _units(todo, together, n_jobs)
+            unit_function = (functools.partial(_run_unit, together, task_function) if together
+                             else alone)
             if scheduler is not None:
-                outcomes = _dask_outcomes(todo, scheduler, retries, task_function)
+                outcomes = _dask_outcomes(units, scheduler, retries, unit_function)
                 final_attempt = True  # Dask retried already
             else:
-                outcomes = _local_outcomes(todo, min(n_jobs, len(todo)), task_function)
+                outcomes = _local_outcomes(units, min(n_jobs, len(units)), unit_function)
                 final_attempt = attempts > retries
             again = []
             for task, outcome in outcomes:
@@ -337,4 +433,12 @@ def run_experiment(
         n_stale = sum(1 for run in results.runs(config.name)
                       if plan.get((run.cell_key, run.replicate)) != run.seed)
     return ExperimentReport(config, str(store), len(tasks), n_skipped, n_ok, failed,
-                            time.perf_counter() - start, n_stale, plan)
+                            time.perf_counter() - start, n_stale, plan, ran_lockstep, ran_alone)
+
+
+def _run_unit(together: set[str], task_function: Callable[[RunTask], StoredRun],
+              unit: list[RunTask]) -> list[StoredRun]:
+    """A lockstep chunk through :func:`execute_lockstep`, any other unit task by task."""
+    if unit[0].cell.key in together:
+        return execute_lockstep(unit)
+    return _one_by_one(task_function, unit)

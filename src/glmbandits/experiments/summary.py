@@ -20,7 +20,7 @@ import numpy as np
 from .store import StoredRun
 
 __all__ = ["CellSummary", "summarise", "format_summary", "SUMMARY_FORMATS",
-           "format_comparison", "write_runs_csv"]
+           "format_comparison", "format_execution", "write_runs_csv"]
 
 SUMMARY_FORMATS = ("markdown", "csv", "json")
 
@@ -130,6 +130,21 @@ def format_comparison(runs: Sequence[StoredRun]) -> str:
         lines.append(f"| {label} | {final.mean():.1f} ± {sd:.1f} | {speed:,.0f} "
                      f"| {len(members)} |")
     return "\n".join(lines)
+
+
+def format_execution(lockstep: Sequence[str], sequential: Sequence[str]) -> str:
+    """The line of ``glmbandits run`` that says how the policies of this run were played:
+    in lockstep (a batch kernel, the replicates together) or one replicate at a time.
+    Empty when nothing ran.
+
+    Examples
+    --------
+    >>> format_execution(["linucb", "ucb-glm"], ["random"])
+    'lockstep (replicates together): linucb, ucb-glm; sequential: random'
+    """
+    parts = [f"{name}: {', '.join(labels)}" for name, labels in
+             (("lockstep (replicates together)", lockstep), ("sequential", sequential)) if labels]
+    return "; ".join(parts)
 
 
 def _rounds_per_second(run: StoredRun) -> float:
