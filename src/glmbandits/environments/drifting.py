@@ -41,7 +41,7 @@ from .._validation import (
     check_vector,
     format_value,
 )
-from .synthetic import SyntheticGLMEnv
+from .synthetic import SyntheticGLMEnv, mean_rewards
 
 __all__ = ["PiecewiseStationaryGLMEnv", "SmoothlyDriftingGLMEnv", "DRIFT_KINDS",
            "JUMPS", "PATHS", "make_synthetic_env", "drift_keywords"]
@@ -79,7 +79,7 @@ class _DriftingGLMEnv(SyntheticGLMEnv):
         info.update(extra)
         if not self.redraw_contexts:  # the same arms, under the next round's θ*
             self._set_theta()
-            self.expected_rewards = self.family.mean(self.contexts @ self.theta_star)
+            self.expected_rewards = mean_rewards(self.family, self.contexts, self.theta_star)
         return contexts, reward, info
 
     # -- internals ------------------------------------------------------------------
