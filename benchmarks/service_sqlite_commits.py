@@ -24,6 +24,7 @@ import time
 
 import numpy as np
 
+from glmbandits.data.sqlite_log import SQLiteLog
 from glmbandits.service import sqlite_store
 from glmbandits.service.events import Event
 
@@ -40,23 +41,20 @@ def run(page_size: int, autocheckpoint: int, interval: float | None, pairs: int,
         group: int) -> list[float]:
     """[commit p50, p99, max (ms), CPU µs per pair (user + system, all threads), max WAL
     MB] of one run."""
-    connect = sqlite_store._connect
+    connect = SQLiteLog.connect
 
-    def variant(path: str, synchronous: str) -> sqlite3.Connection:
-        connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False,
-                                     timeout=30.0)
+    def variant(self: SQLiteLog, mode: str = "rwc") -> sqlite3.Connection:
+        connection = connect(self, mode)
         connection.execute(f"PRAGMA page_size={page_size}")  # before the file has pages
-        connection.execute("PRAGMA journal_mode=WAL")
-        connection.execute(f"PRAGMA synchronous={synchronous}")
         connection.execute(f"PRAGMA wal_autocheckpoint={autocheckpoint}")
         return connection
 
-    sqlite_store._connect = variant
+    SQLiteLog.connect = variant  # type: ignore[method-assign]
     try:
         path = os.path.join(tempfile.mkdtemp(), "log.db")
         store = sqlite_store.SQLiteStore(path, checkpoint_interval=interval)
     finally:
-        sqlite_store._connect = connect
+        SQLiteLog.connect = connect  # type: ignore[method-assign]
     rng = np.random.default_rng(0)
     X, p = rng.normal(size=(100, 50)), np.full(100, 0.01)
     commits, wal = [], 0

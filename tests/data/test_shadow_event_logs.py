@@ -12,7 +12,7 @@ import pytest
 from glmbandits import UCBGLM
 from glmbandits.data import EventLog, LoggedBanditData
 from glmbandits.data.event_export import JoinedDecisions
-from glmbandits.data.event_records import APPLICATION_ID
+from glmbandits.data.sqlite_log import APPLICATION_ID, SCHEMA_VERSION
 
 # the schema glmbandits wrote before shadow mode (version 1), verbatim
 _V1_SQLITE = """
@@ -109,7 +109,7 @@ def test_a_version_1_file_is_migrated_in_place_and_keeps_its_events(tmp_path):
         log.record_decision("new", 2.0, np.eye(2), [0.25, 0.75], 0, None, 0, policy_action=1)
         assert [e.decision_id for e in log.decisions()] == ["old", "new"]
     raw = sqlite3.connect(path)
-    assert raw.execute("PRAGMA user_version").fetchone()[0] == 2
+    assert raw.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
     raw.close()
     with EventLog(path) as again:  # a second open changes nothing
         assert len(again) == 3 and list(again.decisions())[1].policy_action == 1

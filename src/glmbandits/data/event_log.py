@@ -9,9 +9,10 @@ every decision is written with its id, its contexts and the full action
 distribution before the policy answers, and every reward and expiry is written
 with what the policy did with it.
 
-Storage is one SQLite table (stdlib :mod:`sqlite3`, WAL journal), one row per
-event, keyed by a strictly increasing sequence number; see ``docs/event-log.md``
-for the schema, the durability modes and the joining rules.
+Storage is the one SQLite event log of :mod:`.sqlite_log` (stdlib :mod:`sqlite3`, WAL
+journal), the file format the decision service's store writes too: one row per event,
+keyed by a strictly increasing sequence number; see ``docs/event-log.md`` for the
+schema, the durability modes and the joining rules.
 
 References
 ----------
@@ -29,8 +30,8 @@ from typing import Any, Iterator
 
 from .._validation import check_real
 from .event_log_base import EventLogBase
-from .event_records import (APPLICATION_ID, SCHEMA_VERSION, DecisionEvent, Event, ExpiryEvent,
-                            RewardEvent)
+from .event_records import DecisionEvent, Event, ExpiryEvent, RewardEvent
+from .sqlite_log import SCHEMA_VERSION, SQLiteLog
 from .vocabulary import EXPIRY_OUTCOMES, REWARD_STATUSES
 
 __all__ = ["EventLog", "DecisionEvent", "RewardEvent", "ExpiryEvent", "Event",
@@ -39,34 +40,9 @@ __all__ = ["EventLog", "DecisionEvent", "RewardEvent", "ExpiryEvent", "Event",
 DURABILITY_MODES = ("full", "normal")
 _SYNCHRONOUS = {"full": "FULL", "normal": "NORMAL"}
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS events (
-    sequence      INTEGER PRIMARY KEY AUTOINCREMENT,
-    kind          TEXT NOT NULL CHECK (kind IN ('decision', 'reward', 'expiry')),
-    decision_id   TEXT NOT NULL,
-    timestamp     REAL NOT NULL,
-    n_actions     INTEGER,
-    n_features    INTEGER,
-    contexts      BLOB,
-    probabilities BLOB,
-    action        INTEGER,
-    propensity    REAL,
-    model_version INTEGER,
-    reward        REAL,
-    status        TEXT,
-    policy_action INTEGER
-);
-CREATE INDEX IF NOT EXISTS events_decision_id ON events (decision_id);
-CREATE TRIGGER IF NOT EXISTS events_no_update BEFORE UPDATE ON events
-BEGIN SELECT RAISE(ABORT, 'the event log is append-only'); END;
-CREATE TRIGGER IF NOT EXISTS events_no_delete BEFORE DELETE ON events
-BEGIN SELECT RAISE(ABORT, 'the event log is append-only'); END;
-"""
-_COLUMNS = ("sequence, kind, decision_id, timestamp, n_actions, n_features, contexts, "
-            "probabilities, action, propensity, model_version, reward, status, policy_action")
-#: What each older schema version lacks, added by :meth:`EventLog._migrate` (version 1:
-#: no ``policy_action``; its propensity column was already nullable).
-_MIGRATIONS = {1: ("ALTER TABLE events ADD COLUMN policy_action INTEGER",)}
+#: The record kinds a policy's log reads (a service's ``retry`` and ``expire`` rows are
+#: left out: their closings are ``expiry`` rows), as an SQL condition.
+_RECORD_KINDS_SQL = " AND kind IN ('decision', 'reward', 'expiry')"
 
 
 class EventLog(EventLogBase):
@@ -127,6 +103,7 @@ class EventLog(EventLogBase):
 
     _table = "events"
     _param = "?"
+    _kinds_sql = _RECORD_KINDS_SQL
     _reopen_hint = "reopen the log by its path"
 
     def __init__(self, path: str | Path, *, durability: str = "full", readonly: bool = False,
@@ -144,116 +121,25 @@ class EventLog(EventLogBase):
         self.durability = durability
         self.readonly = readonly
         self._owner = f"{owner}({str(self.path)!r})"
-        if self.path.is_dir():
-            raise ValueError(f"{self._owner}: path must be a file, got a directory")
-        if readonly and not self.path.exists():
-            raise FileNotFoundError(f"{self._owner}: no such file (readonly=True opens an "
-                                    "existing event log)")
         self._lock = threading.RLock()
         self._batch_depth = 0
-        self._columns = _COLUMNS
-        if not readonly:
-            if self.path.exists():
-                # Identity first, on a read-only connection: a foreign database is refused
-                # before a writing connection could change it (closing the last writer of a
-                # WAL database checkpoints its -wal file into it).
-                self._connect("ro", timeout).close()
-            else:
-                self._make_folder()
-        self._connection: sqlite3.Connection | None = self._connect(
-            "ro" if readonly else "rwc", timeout)
-
-    def _make_folder(self) -> None:
-        """Create the missing folders of a new log's path, as ``glmbandits serve`` does for
-        its store (an OSError naming the folder when that fails)."""
-        folder = self.path.resolve().parent
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-        except OSError as error:
-            raise type(error)(f"{self._owner}: cannot create the folder {str(folder)!r} for "
-                              f"the log: {error.strerror or error}") from None
-
-    def _connect(self, mode: str, timeout: float) -> sqlite3.Connection:
-        """A connection in ``mode`` ("ro" or "rwc") whose database passed :meth:`_open`."""
-        uri = f"{self.path.resolve().as_uri()}?mode={mode}"
-        try:
-            connection = sqlite3.connect(uri, uri=True, timeout=timeout, isolation_level=None,
-                                         check_same_thread=False)
-        except sqlite3.Error as error:
-            raise OSError(f"{self._owner}: cannot open the file (SQLite says: {error}); check "
-                          "that it and its folder can be read"
-                          f"{'' if mode == 'ro' else ' and written'}") from None
-        try:
-            self._open(connection, writable=mode != "ro")
-        except sqlite3.DatabaseError as error:
-            connection.close()
-            raise ValueError(f"{self._owner}: the file is not a glmbandits event log "
-                             f"(SQLite says: {error})") from None
-        except BaseException:
-            connection.close()
-            raise
-        return connection
-
-    def _open(self, connection: sqlite3.Connection, *, writable: bool) -> None:
-        application_id = connection.execute("PRAGMA application_id").fetchone()[0]
-        version = connection.execute("PRAGMA user_version").fetchone()[0]
-        tables = connection.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
-        if application_id == 0 and version == 0 and tables == 0:
-            if self.readonly:
-                raise ValueError(f"{self._owner}: the file holds no event log (it is empty)")
-            if not writable:  # the identity probe: an empty file becomes a log
-                return
-            connection.execute(f"PRAGMA synchronous={_SYNCHRONOUS[self.durability]}")
-            connection.execute("PRAGMA journal_mode=WAL")
-            try:  # one transaction; IF NOT EXISTS: two processes may create it at once
-                connection.executescript(
-                    "BEGIN IMMEDIATE;" + _SCHEMA +
-                    f"PRAGMA application_id={APPLICATION_ID};"
-                    f"PRAGMA user_version={SCHEMA_VERSION}; COMMIT;")
-            except BaseException:
-                if connection.in_transaction:
-                    connection.execute("ROLLBACK")
-                raise
-            return
-        if application_id != APPLICATION_ID:
-            raise ValueError(f"{self._owner}: the file is an SQLite database of another "
-                             f"application (application_id {application_id:#x}), not a "
-                             "glmbandits event log; it was not modified")
-        if not 1 <= version <= SCHEMA_VERSION:
-            raise ValueError(f"{self._owner}: the event log has schema version {version}; this "
-                             f"glmbandits reads versions 1 to {SCHEMA_VERSION} (a newer "
-                             "glmbandits wrote it?); it was not modified")
-        if not writable:
-            if self.readonly and version < SCHEMA_VERSION:
-                # read as it is: the missing column reads as NULL
-                self._columns = _COLUMNS.replace(", policy_action", ", NULL")
-            return
-        connection.execute(f"PRAGMA synchronous={_SYNCHRONOUS[self.durability]}")
-        if version < SCHEMA_VERSION:
-            self._migrate(connection, version)
-        connection.execute("PRAGMA journal_mode=WAL")
-
-    def _migrate(self, connection: sqlite3.Connection, version: int) -> None:
-        """Bring a log of an older schema version to :data:`SCHEMA_VERSION` in place, in one
-        transaction (its events are kept as they are)."""
-        try:
-            connection.execute("BEGIN IMMEDIATE")
-            current = connection.execute("PRAGMA user_version").fetchone()[0]
-            for step in range(current, SCHEMA_VERSION):  # another process may have done it
-                for statement in _MIGRATIONS[step]:
-                    connection.execute(statement)
-            connection.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-            connection.execute("COMMIT")
-        except BaseException:
-            if connection.in_transaction:
-                connection.execute("ROLLBACK")
-            raise
+        self._log = SQLiteLog(self.path, synchronous=_SYNCHRONOUS[durability],
+                              readonly=readonly, timeout=timeout, owner=self._owner)
+        log = self._log
+        self._key = log.key
+        # the records' columns (decode's order): d from the contexts' length where the
+        # file keeps no n_features column
+        n_features = ("n_features" if "n_features" in log.present else
+                      "length(contexts) / (8 * n_actions)")
+        self._columns = (f"{log.key}, kind, decision_id, timestamp, n_actions, {n_features}, "
+                         "contexts, probabilities, action, propensity, model_version, reward, "
+                         f"status, {log.column('policy_action')}")
 
     # -- lifecycle ---------------------------------------------------------------
     def _live(self, owner: str) -> sqlite3.Connection:
-        if self._connection is None:
+        if self._log.connection is None:
             raise ValueError(f"{owner}: the event log {str(self.path)!r} is closed")
-        return self._connection
+        return self._log.connection
 
     def _writable(self, owner: str) -> sqlite3.Connection:
         connection = self._live(owner)
@@ -265,13 +151,11 @@ class EventLog(EventLogBase):
     def close(self) -> None:
         """Close the connection (idempotent); later writes raise ValueError."""
         with self._lock:
-            if self._connection is not None:
-                self._connection.close()
-                self._connection = None
+            self._log.close()
 
     @property
     def closed(self) -> bool:
-        return self._connection is None
+        return self._log.connection is None
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else f"durability={self.durability!r}"
@@ -279,14 +163,15 @@ class EventLog(EventLogBase):
 
     # -- writing -------------------------------------------------------------------
     def _append(self, owner: str, values: tuple[Any, ...]) -> None:
+        (kind, decision_id, timestamp, K, _, contexts, probabilities, action, propensity,
+         model_version, reward, status, policy_action) = values
         with self._lock:
-            connection = self._writable(owner)
+            self._writable(owner)
             # outside a batch the INSERT is its own transaction: committed (and, with
-            # durability="full", fsynced) when execute returns
-            connection.execute(
-                "INSERT INTO events (kind, decision_id, timestamp, n_actions, n_features, "
-                "contexts, probabilities, action, propensity, model_version, reward, status, "
-                "policy_action) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", values)
+            # durability="full", fsynced) when it returns
+            self._log.append((kind, decision_id, timestamp, K, contexts, None, action,
+                              probabilities, propensity, model_version, reward, status, None,
+                              policy_action, None))
 
     @contextmanager
     def batch(self) -> Iterator["EventLog"]:
@@ -313,22 +198,17 @@ class EventLog(EventLogBase):
         """
         owner = f"{type(self).__name__}.batch"
         with self._lock:
-            connection = self._writable(owner)
+            self._writable(owner)
             if self._batch_depth == 0:
-                connection.execute("BEGIN IMMEDIATE")
+                self._log.begin()
             self._batch_depth += 1
         try:
             yield self
         finally:
             with self._lock:
                 self._batch_depth -= 1
-                if self._batch_depth == 0 and self._connection is not None:
-                    try:
-                        self._connection.execute("COMMIT")
-                    except BaseException:
-                        if self._connection.in_transaction:
-                            self._connection.execute("ROLLBACK")
-                        raise
+                if self._batch_depth == 0 and self._log.connection is not None:
+                    self._log.commit()
 
     # -- reading (the readers are EventLogBase's) ---------------------------------------
     def _read(self, owner: str, sql: str, params: tuple[Any, ...] = ()) -> list[tuple]:

@@ -34,6 +34,10 @@ class EventLogBase:
     _table = "events"
     _param = "?"
     _columns = ""
+    #: the sequence column, and an SQL condition keeping the record kinds (a table that
+    #: holds other kinds too: the SQLite log a service writes)
+    _key = "sequence"
+    _kinds_sql = ""
     #: how to get the log back after it was closed (for the pickling refusal)
     _reopen_hint = "reopen the log"
 
@@ -122,15 +126,16 @@ class EventLogBase:
             raise ValueError(f"{owner}: kind must be 'decision', 'reward', 'expiry' or None, "
                              f"got {kind!r}")
         self._live(owner)
-        marker = self._param
-        where = f"sequence > {marker}" + ("" if kind is None else f" AND kind = {marker}")
+        marker, key = self._param, self._key
+        where = f"{key} > {marker}" + (self._kinds_sql if kind is None else
+                                       f" AND kind = {marker}")
         remaining = math.inf if limit is None else limit
         last = after
         while remaining > 0:
             page = int(min(PAGE, remaining))
             params: tuple[Any, ...] = (last,) if kind is None else (last, kind)
             rows = self._read(owner, f"SELECT {self._columns} FROM {self._table} WHERE {where} "
-                              f"ORDER BY sequence LIMIT {marker}", (*params, page))
+                              f"ORDER BY {key} LIMIT {marker}", (*params, page))
             for row in rows:
                 yield decode(row)
             if len(rows) < page:
@@ -155,13 +160,13 @@ class EventLogBase:
 
     def __len__(self) -> int:
         return int(self._scalar(f"{type(self).__name__}.__len__",
-                                f"SELECT count(*) FROM {self._table}"))
+                                f"SELECT count(*) FROM {self._table} WHERE TRUE{self._kinds_sql}"))
 
     @property
     def last_sequence(self) -> int:
         """The sequence number of the last committed event (0 for an empty log)."""
         return int(self._scalar(f"{type(self).__name__}.last_sequence",
-                                f"SELECT coalesce(max(sequence), 0) FROM {self._table}"))
+                                f"SELECT coalesce(max({self._key}), 0) FROM {self._table}"))
 
     def counts(self) -> dict[str, Any]:
         """How many events of each kind, and by status (rewards) or outcome (expiries).
@@ -175,7 +180,7 @@ class EventLogBase:
         """
         rows = self._read(f"{type(self).__name__}.counts",
                           f"SELECT kind, status, count(*) FROM {self._table} "
-                          "GROUP BY kind, status")
+                          f"WHERE TRUE{self._kinds_sql} GROUP BY kind, status")
         result: dict[str, Any] = {"decision": 0,
                                   "reward": dict.fromkeys(REWARD_STATUSES, 0),
                                   "expiry": dict.fromkeys(EXPIRY_OUTCOMES, 0)}

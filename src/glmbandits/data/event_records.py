@@ -19,16 +19,15 @@ from .vocabulary import (DECISION_ID_PATTERN, DECISION_ID_RULE, EXPIRY_OUTCOMES,
                          REWARD_STATUSES, check_decision_id)
 
 __all__ = ["DecisionEvent", "RewardEvent", "ExpiryEvent", "Event", "SCHEMA_VERSION",
-           "APPLICATION_ID", "REWARD_STATUSES", "EXPIRY_OUTCOMES", "MAX_ID_LENGTH",
+           "REWARD_STATUSES", "EXPIRY_OUTCOMES", "MAX_ID_LENGTH",
            "DECISION_ID_RULE", "DECISION_ID_PATTERN", "check_decision_id",
            "check_timestamp", "check_count", "check_decision", "check_reward", "check_expiry",
            "decode"]
 
-#: Version 2 (shadow mode) adds ``policy_action`` and lets a shadow decision's
-#: propensity be null; version-1 logs are migrated in place when opened for writing.
+#: The version of the records (and of the Parquet export's ``schema_version``): version 2
+#: (shadow mode) adds ``policy_action`` and lets a shadow decision's propensity be null.
+#: The SQLite file's own version is :data:`glmbandits.data.sqlite_log.SCHEMA_VERSION`.
 SCHEMA_VERSION = 2
-#: ``PRAGMA application_id`` of an event log ("GLMB"), so a foreign database is refused.
-APPLICATION_ID = 0x474C4D42
 
 
 @dataclass(frozen=True, eq=False)

@@ -23,6 +23,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from ..data.event_records import DecisionEvent, ExpiryEvent, RewardEvent
+from ..data.sqlite_log import ROW_COLUMNS, page_rows
 from ..data.vocabulary import DECISION, EVENT_KINDS, EXPIRY, REWARD, total_keys
 
 __all__ = ["Event", "LogSink", "EVENT_KINDS", "ROW_COLUMNS", "event_row", "event_from_row",
@@ -95,14 +96,10 @@ class Event:
         return None if text is None else tuple(int(i) for i in json.loads(text))
 
 
-#: The stored columns of an event after ``seq``, in the order of :func:`event_row`.
-ROW_COLUMNS = ("kind", "decision_id", "timestamp", "n_actions", "contexts", "excluded", "action",
-               "probabilities", "propensity", "model_version", "reward", "status",
-               "older_than", "policy_action", "tag")
-
-
 def event_row(event: Event) -> tuple:
-    """The values of :data:`ROW_COLUMNS` for ``event`` (arrays as float64 bytes)."""
+    """The values of :data:`ROW_COLUMNS` (the log's columns after ``seq``, declared with
+    the one SQLite log, :mod:`glmbandits.data.sqlite_log`) for ``event`` (arrays as
+    float64 bytes)."""
     X = event.contexts
     return (event.kind, event.decision_id, event.timestamp,
             None if X is None else X.shape[0],
@@ -133,17 +130,8 @@ def page_events(fetch: Callable[[int, int], list[tuple]], after: int, limit: int
                 page: int = 1000) -> Iterator[Event]:
     """Events with ``seq > after`` (at most ``limit``), read page by page:
     ``fetch(last, size)`` returns up to ``size`` stored rows with ``seq > last`` in order."""
-    last, left = int(after), limit
-    while left is None or left > 0:
-        size = page if left is None else min(page, left)
-        rows = fetch(last, size)
-        for row in rows:
-            yield event_from_row(row)
-        if len(rows) < size:
-            return
-        last = rows[-1][0]
-        if left is not None:
-            left -= len(rows)
+    for row in page_rows(fetch, after, limit, page):
+        yield event_from_row(row)
 
 
 class LogSink:

@@ -1,6 +1,10 @@
 """The SQLite store: the event log, snapshots and metadata in one WAL-mode file.
 
-The event table is append-only; a commit (``synchronous=FULL`` by default)
+The event log is :class:`glmbandits.data.sqlite_log.SQLiteLog`, the one SQLite log a
+policy's :class:`~glmbandits.data.EventLog` writes too (its file format, migrations,
+writes and reads); this module adds what only the service needs: the ``snapshots``
+and ``meta`` tables, the WAL checkpointer, the ``serve`` lock and the recovery's
+set-aside. The event table is append-only; a commit (``synchronous=FULL`` by default)
 makes every event appended since the last one durable, so a batch of
 concurrent requests shares one fsync. Snapshots are rows written in one
 transaction with a SHA-256 of their bytes, so a crash mid-write leaves the
@@ -38,31 +42,15 @@ import sqlite3
 import threading
 from typing import Iterator
 
-from .events import ROW_COLUMNS, Event, event_row, page_events
+from ..data.sqlite_log import SCHEMA_VERSION, LogVersionError, SQLiteLog
+from .events import Event, event_row, page_events
 from .log_lock import FileLogLock
 
-__all__ = ["SQLiteStore"]
+__all__ = ["SQLiteStore", "SCHEMA_VERSION"]
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS events (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-    kind TEXT NOT NULL,
-    decision_id TEXT,
-    timestamp REAL NOT NULL,
-    n_actions INTEGER,
-    contexts BLOB,
-    excluded TEXT,
-    action INTEGER,
-    probabilities BLOB,
-    propensity REAL,
-    model_version INTEGER,
-    reward REAL,
-    status TEXT,
-    older_than REAL,
-    policy_action INTEGER,
-    tag INTEGER
-);
-CREATE INDEX IF NOT EXISTS events_decision ON events (decision_id);
+#: what the service keeps beside the event log (its ``meta`` also records the schema
+#: version, so that a glmbandits from before the one log refuses the file)
+_SERVICE_TABLES = """
 CREATE TABLE IF NOT EXISTS snapshots (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     seq INTEGER NOT NULL,
@@ -72,27 +60,14 @@ CREATE TABLE IF NOT EXISTS snapshots (
 );
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
-_COLUMNS = "seq, " + ", ".join(ROW_COLUMNS)
-_INSERT = (f"INSERT INTO events ({', '.join(ROW_COLUMNS)}) "
-           f"VALUES ({', '.join('?' * len(ROW_COLUMNS))})")
-#: the schema version this code writes; version 1 lacked ``policy_action`` and ``tag``
-SCHEMA_VERSION = 2
-#: columns added after version 1, added to an older file when it is opened
-_ADDED_COLUMNS = (("policy_action", "INTEGER"), ("tag", "INTEGER"))
 #: snapshots kept (older ones are deleted when a new one is written)
 _KEEP_SNAPSHOTS = 2
 #: how long :meth:`SQLiteStore.close` waits for the checkpointer thread to finish (s)
 _CHECKPOINTER_JOIN_S = 10.0
+#: seconds a connection waits for another one's write lock
+_TIMEOUT_S = 30.0
 
 logger = logging.getLogger("glmbandits.service")
-
-
-def _connect(path: str, synchronous: str) -> sqlite3.Connection:
-    connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False,
-                                 timeout=30.0)
-    connection.execute("PRAGMA journal_mode=WAL")
-    connection.execute(f"PRAGMA synchronous={synchronous}")
-    return connection
 
 
 class SQLiteStore:
@@ -139,9 +114,8 @@ class SQLiteStore:
         self.path = path
         self.url = url or f"sqlite:///{path}"
         self._synchronous = synchronous
-        self._db = _connect(path, synchronous)
-        self._db.executescript(_SCHEMA)
-        self._migrate()
+        self._log = self._open_log(path)
+        self._db = self._log.live()
         self._in_transaction = False
         # the seq of the last event committed through this store (None until its first
         # commit of events: :meth:`last_seq` asks the file) and of the last one appended in
@@ -169,38 +143,38 @@ class SQLiteStore:
                 target=self._checkpoint_loop, name="glmbandits-sqlite-checkpoint", daemon=True)
             self._checkpointer.start()
 
-    def _migrate(self) -> None:
-        """Bring a file written by an older version to :data:`SCHEMA_VERSION` (in one
-        transaction); refuse a file from a newer version."""
-        row = self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        version = 1 if row is None else int(row[0])
-        if version > SCHEMA_VERSION:
-            raise RuntimeError(f"{self.url}: the event log has schema version {version}, newer "
-                               f"than this glmbandits reads ({SCHEMA_VERSION}); upgrade glmbandits")
-        if version == SCHEMA_VERSION:
-            return
-        with self._db:
-            self._db.execute("BEGIN IMMEDIATE")
-            present = {info[1] for info in self._db.execute("PRAGMA table_info(events)")}
-            for name, kind in _ADDED_COLUMNS:
-                if name not in present:
-                    self._db.execute(f"ALTER TABLE events ADD COLUMN {name} {kind}")
-            self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES "
-                             "('schema_version', ?)", (str(SCHEMA_VERSION),))
+    def _open_log(self, path: str) -> SQLiteLog:
+        """The event log (created or migrated to :data:`SCHEMA_VERSION` in place), with
+        the service's tables beside it; a file from a newer version is refused."""
+        try:
+            log = SQLiteLog(path, synchronous=self._synchronous, timeout=_TIMEOUT_S,
+                            owner=f"SQLiteStore({path!r})")
+        except LogVersionError as error:
+            raise RuntimeError(f"{self.url}: the event log has schema version "
+                               f"{error.version}, newer than this glmbandits reads "
+                               f"({SCHEMA_VERSION}); upgrade glmbandits") from None
+        try:
+            connection = log.live()
+            connection.executescript(_SERVICE_TABLES)
+            if connection.execute("SELECT value FROM meta WHERE key = 'schema_version'"
+                                  ).fetchone() != (str(SCHEMA_VERSION),):
+                connection.execute("INSERT OR REPLACE INTO meta (key, value) VALUES "
+                                   "('schema_version', ?)", (str(SCHEMA_VERSION),))
+        except BaseException:
+            log.close()
+            raise
+        return log
 
     def schema_version(self) -> int:
         """The schema version of the file (:data:`SCHEMA_VERSION` once opened)."""
-        row = self._reader().execute(
-            "SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        return 1 if row is None else int(row[0])
+        return int(self._reader().execute("PRAGMA user_version").fetchone()[0])
 
     # -- the checkpointer (its own thread and connection) -------------------------------
     def _checkpoint_loop(self) -> None:
         """Checkpoint every ``checkpoint_interval`` seconds after commits, until
         :meth:`close`; an error is logged and the next pass tries again."""
         assert self._checkpoint_interval is not None
-        connection = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
-                                     timeout=30.0)
+        connection = self._log.connect()
         try:
             connection.execute(f"PRAGMA synchronous={self._synchronous}")
             while not self._stop.wait(self._checkpoint_interval):
@@ -252,41 +226,32 @@ class SQLiteStore:
                     self._turn.wait()
                 self._writing = True
             try:
-                self._db.execute("BEGIN IMMEDIATE")
+                self._log.begin()
             except BaseException:
                 self._end_turn("_writing")
                 raise
             self._in_transaction = True
-        self._appended_seq = self._db.execute(_INSERT, event_row(event)).lastrowid
+        self._appended_seq = self._log.append(event_row(event))
 
     def commit(self) -> int:
         if self._in_transaction:
             self._in_transaction = False
             appended, self._appended_seq = self._appended_seq, None
             try:
-                self._db.execute("COMMIT")
+                self._log.commit()  # rolled back if it fails
                 self._commits += 1
-            except BaseException:
-                self._rollback_quietly()
-                raise
             finally:
                 self._end_turn("_writing")
             if appended is not None:  # seqs only grow (AUTOINCREMENT), and the transaction
                 self._last_seq = appended  # (BEGIN IMMEDIATE) had the file to itself
         return self.last_seq()
 
-    def _rollback_quietly(self) -> None:
-        try:
-            self._db.execute("ROLLBACK")
-        except sqlite3.Error:
-            pass
-
     def rollback(self) -> None:
         if self._in_transaction:
             self._in_transaction = False
             self._appended_seq = None
             try:
-                self._rollback_quietly()
+                self._log.rollback()
             finally:
                 self._end_turn("_writing")
 
@@ -294,8 +259,7 @@ class SQLiteStore:
         seq = self._last_seq
         if seq is not None:  # known from this store's last commit of events
             return seq
-        row = self._db.execute("SELECT MAX(seq) FROM events").fetchone()
-        return int(row[0] or 0)
+        return self._log.last_seq()
 
     def write_snapshot(self, seq: int, data: bytes) -> None:
         digest = hashlib.sha256(data).hexdigest()
@@ -345,26 +309,29 @@ class SQLiteStore:
         destination = f"{self.path}.set-aside-{label}.db"
         if os.path.exists(destination):
             raise FileExistsError(f"set_aside: {destination} exists; choose another label")
-        aside = _connect(destination, self._synchronous)
+        aside_log = SQLiteLog(destination, synchronous=self._synchronous, timeout=_TIMEOUT_S,
+                              owner=f"SQLiteStore.set_aside({destination!r})")
+        aside = aside_log.live()
         try:
-            aside.executescript(_SCHEMA)
+            aside.executescript(_SERVICE_TABLES)
             aside.execute("ATTACH DATABASE ? AS log", (self.path,))
             with aside:
                 aside.execute("BEGIN IMMEDIATE")
-                moved = aside.execute(f"INSERT INTO main.events ({_COLUMNS}) SELECT {_COLUMNS} "
+                columns = self._log.select
+                moved = aside.execute(f"INSERT INTO main.events ({columns}) SELECT {columns} "
                                       "FROM log.events WHERE seq > ?", (after,)).rowcount
                 aside.execute("INSERT INTO main.snapshots (seq, created, sha256, data) "
                               "SELECT seq, created, sha256, data FROM log.snapshots")
-                aside.execute("INSERT INTO main.meta SELECT key, value FROM log.meta")
+                aside.execute("INSERT OR REPLACE INTO main.meta SELECT key, value FROM log.meta")
                 aside.execute("INSERT OR REPLACE INTO main.meta (key, value) VALUES "
                               "('set_aside_from', ?)",
                               (json.dumps({"log": self.url, "after_seq": after}),))
             aside.execute("DETACH DATABASE log")
         finally:
-            aside.close()
+            aside_log.close()
         with self._db:
             self._db.execute("BEGIN IMMEDIATE")
-            self._db.execute("DELETE FROM events WHERE seq > ?", (after,))
+            self._log.remove_after(after)
             self._db.execute("DELETE FROM snapshots")
         self._last_seq = None
         return int(moved), destination
@@ -373,8 +340,7 @@ class SQLiteStore:
     def _reader(self) -> sqlite3.Connection:
         reader = getattr(self._local, "reader", None)
         if reader is None:
-            reader = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
-                                     timeout=30.0)
+            reader = self._log.connect()
             self._local.reader = reader
         return reader
 
@@ -386,20 +352,16 @@ class SQLiteStore:
         # check_same_thread=False: a streamed response (GET /v1/events) resumes this
         # generator on whichever thread of the pool is free; the connection is only
         # ever used by one of them at a time
-        reader = sqlite3.connect(self.path, isolation_level=None, timeout=30.0,
-                                 check_same_thread=False)
+        reader = self._log.connect()
         try:
-            yield from page_events(lambda last, size: reader.execute(
-                f"SELECT {_COLUMNS} FROM events WHERE seq > ? ORDER BY seq LIMIT ?",
-                (last, size)).fetchall(), after, limit)
+            yield from page_events(lambda last, size: self._log.rows(
+                last, size, connection=reader), after, limit)
         finally:
             reader.close()
 
     def totals(self) -> dict[str, int]:
         out = {"decisions": 0, "retries": 0, "rewards": 0}
-        rows = self._reader().execute(
-            "SELECT kind, status, COUNT(*) FROM events GROUP BY kind, status").fetchall()
-        for kind, status, count in rows:
+        for kind, status, count in self._log.counts(self._reader()):
             if kind == "decision":
                 out["decisions"] += count
             elif kind == "retry":
@@ -424,7 +386,7 @@ class SQLiteStore:
         if self._checkpointer is not None:
             self._checkpointer.join(_CHECKPOINTER_JOIN_S)
         self.rollback()
-        self._db.close()
+        self._log.close()
         reader = getattr(self._local, "reader", None)
         if reader is not None:
             reader.close()
