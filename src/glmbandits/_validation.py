@@ -168,6 +168,44 @@ def check_contexts(value: Any, n_features: int, owner: str, name: str = "context
     return array
 
 
+def is_checked_contexts(value: Any, n_features: int) -> bool:
+    """Whether :func:`check_contexts` would return ``value`` itself, unchanged.
+
+    The per-round fast path of ``select``: a float64 ndarray of shape (K, n_features),
+    K >= 1, whose entries pass the magnitude rule by the one-pass test of
+    :func:`check_finite` (``Σ v² <= MAX_MAGNITUDE²``). No message is built; on
+    ``False`` the caller runs :func:`check_contexts`, which converts the value or
+    raises naming the parameter (it also accepts what this test leaves to it, e.g.
+    legal entries with a large sum of squares).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> is_checked_contexts(np.eye(3), 3), is_checked_contexts([[1.0, 0.0]], 2)
+    (True, False)
+    """
+    return (type(value) is np.ndarray and value.dtype is _FLOAT64 and value.ndim == 2
+            and value.shape[1] == n_features and value.shape[0] > 0
+            and bool(np.vdot(value, value) <= _MAX_SQUARED))
+
+
+def is_checked_vector(value: Any, size: int) -> bool:
+    """Whether :func:`check_vector` would return ``value`` itself, unchanged.
+
+    The per-round fast path of ``update``: a float64 ndarray of shape (size,) that
+    passes the one-pass magnitude test (see :func:`is_checked_contexts`). On
+    ``False`` the caller runs :func:`check_vector` (convert or raise).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> is_checked_vector(np.zeros(2), 2), is_checked_vector(np.array([np.nan, 0.0]), 2)
+    (True, False)
+    """
+    return (type(value) is np.ndarray and value.dtype is _FLOAT64 and value.shape == (size,)
+            and bool(np.vdot(value, value) <= _MAX_SQUARED))  # vdot: no overflow warning
+
+
 def check_design(value: Any, owner: str, name: str = "X") -> np.ndarray:
     """Check an (n, d) design matrix with n >= 1, d >= 1 and return it as float64."""
     array = as_float_array(value, name, owner)

@@ -114,17 +114,25 @@ class GLMEstimate:
         pseudo-inverse (:func:`~glmbandits.estimation.inverse_gram`) whose rank-one
         updates can lose positive definiteness in rounding (``x'V⁻¹x < 0``, even
         ``< -1``): V⁻¹ and log det V are then formed again directly from the samples.
+
+        Nothing is changed in place: the new V⁻¹ (a copy of the old one, same memory
+        layout, updated by the same rank-one step) and log det V are computed first,
+        the history appends past its filled rows, and the attributes are rebound in
+        one statement. So a failure leaves the estimate as it was, and
+        :meth:`_add_checkpoint` needs to copy no array.
         """
-        self.history.append(x, reward)
-        if self.V_inv_ is not None:
-            quadratic = sherman_morrison_update(self.V_inv_, x)
+        V_inv, log_det = self.V_inv_, self.log_det_V_
+        if V_inv is not None:
+            V_inv = V_inv.copy(order="K")
+            quadratic = sherman_morrison_update(V_inv, x)
             if quadratic >= 0.0:
-                assert self.log_det_V_ is not None  # kept with V_inv_
-                self.log_det_V_ += math.log1p(quadratic)
+                assert log_det is not None  # kept with V_inv_
+                log_det += math.log1p(quadratic)
             else:
-                self.V_inv_ = inverse_gram(self.history.X, self.l2)
-                self.log_det_V_ = -float(np.linalg.slogdet(self.V_inv_)[1])
-        self.stale_ = True
+                V_inv = inverse_gram(np.vstack([self.history.X, x]), self.l2)
+                log_det = -float(np.linalg.slogdet(V_inv)[1])
+        self.history.append(x, reward)
+        self.V_inv_, self.log_det_V_, self.stale_ = V_inv, log_det, True
 
     @property
     def log_det_V(self) -> float:
@@ -247,6 +255,17 @@ class GLMEstimate:
         self._journal_ = record
         record.on_release = (self._end_journal if enclosing is None
                              else lambda: setattr(self, "_journal_", enclosing))
+        return record
+
+    def _add_checkpoint(self) -> Checkpoint:
+        """A checkpoint of what :meth:`add` changes, and no more (``Policy._learn_checkpoint``).
+
+        O(1), two dict copies: ``add`` rebinds its attributes and appends past the
+        history's filled rows. :meth:`_checkpoint` also copies the arrays and journals
+        the solver caches for refits, which ``add`` never runs.
+        """
+        record = Checkpoint(self, self.__dict__.copy())
+        record.children = [self.history._checkpoint()]
         return record
 
     def _end_journal(self) -> None:
@@ -465,10 +484,20 @@ class RidgeEstimate:
         """A checkpoint for a transactional ``Policy.update`` (:mod:`.checkpoint`)."""
         return checkpoint(self)
 
+    def _add_checkpoint(self) -> Checkpoint:
+        """A checkpoint of what :meth:`add` changes: O(1), :meth:`add` only rebinds."""
+        return Checkpoint(self, self.__dict__.copy())
+
     def add(self, x: np.ndarray, reward: float) -> None:
-        sherman_morrison_update(self.V_inv_, x)
-        self.b_ += reward * x
-        self.theta_ = self.V_inv_ @ self.b_
+        """One sample: ``A⁻¹`` by Sherman–Morrison, ``b += r·x``, ``θ̂ = A⁻¹b``.
+
+        Nothing is changed in place (as :meth:`GLMEstimate.add`): the new arrays are
+        computed first and rebound in one statement.
+        """
+        V_inv = self.V_inv_.copy(order="K")
+        sherman_morrison_update(V_inv, x)
+        b = self.b_ + reward * x
+        self.V_inv_, self.b_, self.theta_ = V_inv, b, V_inv @ b
 
     @staticmethod
     def stack(estimates: Sequence["RidgeEstimate"]) -> "StackedRidgeEstimates":

@@ -28,7 +28,14 @@ Inputs are checked before any state changes: a rejected call raises
 ``ValueError``/``TypeError`` and leaves the policy exactly as it was. An update
 is also a transaction: if learning from an accepted sample raises (a numerical
 failure, an interrupt), the policy is restored to its state before the call
-(:mod:`glmbandits.estimation.checkpoint`).
+(:mod:`glmbandits.estimation.checkpoint`). The checkpoint covers the whole
+policy unless the policy says what its ``_learn`` changes
+(:meth:`Policy._learn_checkpoint`: UCB-GLM and LinUCB checkpoint only their
+estimate), which keeps the transaction of a round cheap.
+
+Why this module is long: the interface, its input checks and the update
+transaction that every policy shares are kept together, the one module a
+subclass reads.
 """
 
 from __future__ import annotations
@@ -42,9 +49,10 @@ import numpy as np
 from .. import persistence
 from ..persistence.allowed import allow_library_class, declare_model_root
 from .._validation import (MAX_MAGNITUDE, SeedLike, as_generator, check_contexts, check_int,
-                           check_real, check_vector, format_value)
+                           check_real, check_vector, format_value, is_checked_contexts,
+                           is_checked_vector)
 from ..estimation import check_rewards
-from ..estimation.checkpoint import checkpoint
+from ..estimation.checkpoint import Checkpoint, checkpoint
 from ..families import GLMFamily, get_family
 from .decision_api import DecisionAPI
 from .decisions import PendingDecisions
@@ -127,6 +135,8 @@ class Policy(DecisionAPI, ABC):
         super().__init_subclass__(**kwargs)
         if cls.__module__.startswith("glmbandits."):
             allow_library_class(cls)
+        if "_learn_checkpoint" in cls.__dict__:
+            cls._learn_checkpoint_of = cls._learn  # the _learn that hook describes
 
     def __init__(self, n_features: int, family: Any = None, seed: SeedLike = None,
                  exploration_floor: float = 0.0) -> None:
@@ -158,7 +168,9 @@ class Policy(DecisionAPI, ABC):
             Row index of the chosen action.
         """
         owner = f"{type(self).__name__}.select"
-        return self._select_checked(check_contexts(contexts, self.n_features, owner), owner)
+        if not is_checked_contexts(contexts, self.n_features):  # else: already what it returns
+            contexts = check_contexts(contexts, self.n_features, owner)
+        return self._select_checked(contexts, owner)
 
     def _select_checked(self, X: np.ndarray, owner: str) -> int:
         """:meth:`select` on checked contexts (shared with ``decide``)."""
@@ -192,10 +204,25 @@ class Policy(DecisionAPI, ABC):
             Observed reward, inside the family's reward domain.
         """
         owner = f"{type(self).__name__}.update"
-        x = check_vector(x, self.n_features, owner, "x")
+        if not is_checked_vector(x, self.n_features):  # else: already what it returns
+            x = check_vector(x, self.n_features, owner, "x")
         reward = self._check_reward(reward, owner)
         self._check_sample(x, owner)
-        self._learn_transaction(x, reward, _LAST_SELECT, owner)
+        cls = type(self)
+        if cls._learn is cls._learn_checkpoint_of and not self._finite_state:
+            # What _learn changes is known and small: _transaction's steps (nothing to
+            # check for overflow, no event to write) on _learn_checkpoint's record.
+            record = self._learn_checkpoint()
+            try:
+                with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                    self._learn(x, reward)
+            except BaseException:
+                record.restore()
+                raise
+            record.release()
+            self.n_updates_ += 1
+        else:
+            self._learn_transaction(x, reward, _LAST_SELECT, owner)
 
     def update_batch(self, X: Any, rewards: Any) -> None:
         """Learn from many (row, reward) samples at once: sequential ``update`` calls.
@@ -258,7 +285,7 @@ class Policy(DecisionAPI, ABC):
         try:
             with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
                 learn()
-            overflowed = self._overflowed_state()
+            overflowed = self._overflowed_state() if self._finite_state else None
             if not overflowed and then is not None:
                 then()
         except BaseException:
@@ -278,6 +305,24 @@ class Policy(DecisionAPI, ABC):
     #: policies whose update is a closed-form online step; refitted estimates are
     #: kept finite by their solvers). A non-finite value rolls the update back.
     _finite_state: tuple[str, ...] = ()
+
+    #: The ``_learn`` that this class's :meth:`_learn_checkpoint` describes (set by
+    #: ``__init_subclass__`` where a class defines the hook). ``update`` uses the hook
+    #: only while ``type(self)._learn`` is that very function: a subclass that overrides
+    #: ``_learn`` (or a test that patches it) gets the whole-policy checkpoint again.
+    _learn_checkpoint_of: Callable[..., None] | None = None
+
+    def _learn_checkpoint(self) -> Checkpoint:
+        """Optional hook: a checkpoint of everything :meth:`_learn` changes, and no more.
+
+        ``update`` restores it if learning raises, instead of a checkpoint of the
+        whole policy: UCB-GLM and LinUCB learn only through their estimate's ``add``,
+        whose ``_add_checkpoint`` is O(1). Not defined by default (the whole policy
+        is checkpointed, as it is for a policy with :attr:`_finite_state`, and for
+        ``decide``/``reward``); a class that defines it must change nothing outside
+        it in ``_learn``.
+        """
+        raise NotImplementedError  # never called unless a subclass defines it
 
     #: Policies whose scoring runs an inner optimisation that can overflow on
     #: extreme rows set this: ``select`` then runs as a transaction and refuses

@@ -8,6 +8,7 @@ import numpy as np
 
 from .._validation import SeedLike, check_positive
 from .base import ActionScores, Policy, ucb_scores
+from ..estimation.checkpoint import Checkpoint
 from ..estimation.estimates import RidgeEstimate
 
 __all__ = ["LinUCB"]
@@ -84,6 +85,9 @@ class LinUCB(Policy):
 
     def _learn(self, x: np.ndarray, reward: float) -> None:
         self.estimate_.add(x, reward)
+
+    def _learn_checkpoint(self) -> Checkpoint:
+        return self.estimate_._add_checkpoint()  # _learn is the estimate's add
 
     def __repr__(self) -> str:
         family = "" if self.family is None else f", family={self.family.name!r}"

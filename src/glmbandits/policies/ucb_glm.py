@@ -12,6 +12,7 @@ from ..families import GLMFamily, get_family
 from ..theory import (kappa_and_sigma, ucb_glm_alpha, ucb_glm_theorem4_alpha,
                       ucb_glm_theorem4_tau, widen_for_refit_tol)
 from .base import ActionScores, Policy, tied_scores, ucb_scores
+from ..estimation.checkpoint import Checkpoint
 from ..estimation.estimates import GLMEstimate
 from ..estimation.schedule import RarelySwitchingSnapshot, check_refit
 
@@ -272,6 +273,9 @@ class UCBGLM(Policy):
 
     def _learn(self, x: np.ndarray, reward: float) -> None:
         self.estimate_.add(x, reward)
+
+    def _learn_checkpoint(self) -> Checkpoint:
+        return self.estimate_._add_checkpoint()  # _learn is the estimate's add
 
     def __repr__(self) -> str:
         return (f"UCBGLM(n_features={self.n_features}, family={self.family.name!r}, "
