@@ -11,25 +11,35 @@ import pytest
 
 from glmbandits.data.event_export import JoinedDecisions
 from glmbandits.data.event_join import DecisionRewardJoin
-from glmbandits.data.event_records import DecisionEvent, ExpiryEvent, RewardEvent
+from glmbandits.data.event_records import Event
 
 
-def _decision(seq: int, decision_id: str, shadow: bool = False) -> DecisionEvent:
+def _decision(seq: int, decision_id: str, shadow: bool = False) -> Event:
     p = np.array([0.25, 0.75])
-    return DecisionEvent(seq, decision_id, float(seq), np.eye(2) * seq, p, 1,
-                         None if shadow else 0.75, 0, policy_action=0 if shadow else None)
+    return Event("decision", decision_id, float(seq), seq=seq, contexts=np.eye(2) * seq,
+                 probabilities=p, action=1, propensity=None if shadow else 0.75,
+                 model_version=0, policy_action=0 if shadow else None)
+
+
+def _reward(seq: int, decision_id: str, timestamp: float, reward: float, status: str) -> Event:
+    return Event("reward", decision_id, timestamp, seq=seq, reward=reward, status=status)
+
+
+def _expiry(seq: int, decision_id: str, timestamp: float, outcome: str,
+            reward: float | None) -> Event:
+    return Event("expiry", decision_id, timestamp, seq=seq, status=outcome, reward=reward)
 
 
 def _events() -> list:
     return [_decision(1, "a"), _decision(2, "b", shadow=True), _decision(3, "c"),
-            RewardEvent(4, "a", 4.0, 1.0, "learned"),
-            RewardEvent(5, "a", 5.0, 0.0, "duplicate"),
-            RewardEvent(6, "b", 6.0, 0.5, "held"),
-            ExpiryEvent(7, "b", 7.0, "learned", 0.5),
-            ExpiryEvent(8, "c", 8.0, "dropped", None),
-            RewardEvent(9, "zzz", 9.0, 1.0, "learned"),
+            _reward(4, "a", 4.0, 1.0, "learned"),
+            _reward(5, "a", 5.0, 0.0, "duplicate"),
+            _reward(6, "b", 6.0, 0.5, "held"),
+            _expiry(7, "b", 7.0, "learned", 0.5),
+            _expiry(8, "c", 8.0, "dropped", None),
+            _reward(9, "zzz", 9.0, 1.0, "learned"),
             _decision(10, "a"),                       # an id used again: a new round
-            ExpiryEvent(11, "a", 11.0, "default", 0.0),
+            _expiry(11, "a", 11.0, "default", 0.0),
             _decision(12, "d", shadow=True)]
 
 
@@ -105,9 +115,9 @@ def test_a_long_window_joins_as_the_whole_log_does_on_its_last_rows() -> None:
     for i in range(3000):
         events.append(_decision(2 * i + 1, f"d{i % 1500}"))  # every id used twice
         if i % 4:
-            events.append(RewardEvent(2 * i + 2, f"d{i % 1500}", 0.0, float(i), "learned"))
+            events.append(_reward(2 * i + 2, f"d{i % 1500}", 0.0, float(i), "learned"))
     # decision 2996 (id d1496, no reward yet) is forgotten by the window, not by the whole join
-    events.append(RewardEvent(7000, "d1496", 0.0, 5.0, "learned"))
+    events.append(_reward(7000, "d1496", 0.0, 5.0, "learned"))
     whole = DecisionRewardJoin().extend(events)
     window = DecisionRewardJoin(max_decisions=3).extend(events)
     assert len(window) == 3 and len(whole) == 3000

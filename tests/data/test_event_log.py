@@ -19,7 +19,7 @@ import pytest
 import glmbandits
 from glmbandits import EventLog, UCBGLM
 from glmbandits.data import LoggedBanditData, export_parquet
-from glmbandits.data.event_records import EXPIRY_OUTCOMES, REWARD_STATUSES, DecisionEvent
+from glmbandits.data.event_records import EXPIRY_OUTCOMES, REWARD_STATUSES, Event
 from glmbandits.policies import decisions as policy_decisions
 
 SRC = str(Path(glmbandits.__file__).resolve().parents[1])
@@ -50,7 +50,8 @@ def test_every_record_kind_round_trips_exactly(tmp_path) -> None:
         log.record_expiry("d-3", 14.0, "dropped", None)
     with EventLog(tmp_path / "log.sqlite", readonly=True) as log:
         decision, reward, default, dropped = list(log.events())
-    assert isinstance(decision, DecisionEvent) and decision.decision_id == "d-1"
+    assert isinstance(decision, Event) and decision.kind == "decision"
+    assert decision.decision_id == "d-1"
     assert decision.contexts.tobytes() == np.asarray(args["contexts"], "<f8").tobytes()
     assert decision.contexts.shape == (5, 7) and decision.contexts.dtype == np.float64
     assert decision.probabilities.tobytes() == args["probabilities"].tobytes()

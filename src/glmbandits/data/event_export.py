@@ -86,10 +86,11 @@ class JoinedDecisions:
         counts["shadow"] = sum(e.policy_action is not None for e in decisions)
         return cls(
             sequence=np.array([e.sequence for e in decisions], dtype=np.int64),
-            decision_ids=[e.decision_id for e in decisions],
+            # a decision event has its id and arrays (Event types them optional)
+            decision_ids=[e.decision_id for e in decisions],  # type: ignore[misc]
             timestamps=np.array([e.timestamp for e in decisions], dtype=np.float64),
-            contexts=[e.contexts for e in decisions],
-            probabilities=[e.probabilities for e in decisions],
+            contexts=[e.contexts for e in decisions],  # type: ignore[misc]
+            probabilities=[e.probabilities for e in decisions],  # type: ignore[misc]
             actions=np.array([e.action for e in decisions], dtype=np.int64),
             propensities=np.array([math.nan if e.propensity is None else e.propensity
                                    for e in decisions], dtype=np.float64),

@@ -27,8 +27,8 @@ import math
 from typing import Callable, Iterable
 
 from .._validation import check_int
-from .event_records import DecisionEvent, Event, RewardEvent
-from .vocabulary import DEFAULTED, DUPLICATE, LATE, LEARNED
+from .event_records import Event
+from .vocabulary import DECISION, DEFAULTED, DUPLICATE, EXPIRY, LATE, LEARNED, REWARD
 
 __all__ = ["DecisionRewardJoin", "JoinedRow", "REWARD_SOURCES"]
 
@@ -43,7 +43,9 @@ class JoinedRow:
 
     Attributes
     ----------
-    decision : DecisionEvent
+    decision : Event
+        The decision (an :class:`~glmbandits.data.event_records.Event` of kind
+        ``decision``).
     reward : float
         The joined reward (NaN without one).
     source : str or None
@@ -52,7 +54,7 @@ class JoinedRow:
 
     __slots__ = ("decision", "reward", "source")
 
-    def __init__(self, decision: DecisionEvent, reward: float = math.nan,
+    def __init__(self, decision: Event, reward: float = math.nan,
                  source: str | None = None) -> None:
         self.decision = decision
         self.reward = reward
@@ -80,15 +82,16 @@ class DecisionRewardJoin:
     Examples
     --------
     >>> import numpy as np
-    >>> from glmbandits.data.event_records import DecisionEvent, RewardEvent
+    >>> from glmbandits.data.event_records import Event
     >>> join = DecisionRewardJoin()
-    >>> join.add(DecisionEvent(1, "a", 0.0, np.eye(2), np.array([0.5, 0.5]), 1, 0.5, 0))
-    >>> join.add(RewardEvent(2, "a", 1.0, 1.0, "learned"))
+    >>> join.add(Event("decision", "a", 0.0, seq=1, contexts=np.eye(2), action=1,
+    ...                probabilities=np.array([0.5, 0.5]), propensity=0.5, model_version=0))
+    >>> join.add(Event("reward", "a", 1.0, seq=2, reward=1.0, status="learned"))
     >>> [(row.decision.decision_id, row.reward, row.source) for row in join.rows()]
     [('a', 1.0, 'learned')]
     """
 
-    def __init__(self, *, keep: Callable[[DecisionEvent], bool] | None = None,
+    def __init__(self, *, keep: Callable[[Event], bool] | None = None,
                  max_decisions: int | None = None) -> None:
         if max_decisions is not None:
             max_decisions = check_int(max_decisions, "DecisionRewardJoin", "max_decisions",
@@ -98,7 +101,7 @@ class DecisionRewardJoin:
         # the kept decisions as columns (no object per row: a long log joins without
         # feeding the garbage collector), indexed from _offset; rows before _first are
         # forgotten (a window) and cut off the lists now and then
-        self._decisions: list[DecisionEvent] = []
+        self._decisions: list[Event] = []
         self._rewards: list[float] = []
         self._sources: list[str | None] = []
         self._offset = 0
@@ -108,8 +111,8 @@ class DecisionRewardJoin:
         self.counts = {"duplicate_rewards": 0, "late_rewards": 0, "orphan_rewards": 0}
 
     def add(self, event: Event) -> None:
-        """Join one event (a :class:`DecisionEvent`, :class:`RewardEvent` or
-        :class:`ExpiryEvent`), in log order."""
+        """Join one event, in log order (a ``decision``, ``reward`` or ``expiry``; the
+        service's ``retry`` and ``expire`` carry nothing the join needs)."""
         self.extend((event,))
 
     def extend(self, events: Iterable[Event]) -> "DecisionRewardJoin":
@@ -118,30 +121,33 @@ class DecisionRewardJoin:
         latest, counts, keep, limit = self._latest, self.counts, self.keep, self.max_decisions
         nan = math.nan
         for event in events:
-            if isinstance(event, DecisionEvent):
+            kind = event.kind
+            if kind == DECISION:
                 if keep is not None and not keep(event):
-                    latest.pop(event.decision_id, None)
+                    latest.pop(event.decision_id, None)  # type: ignore[arg-type]
                     continue
-                latest[event.decision_id] = self._offset + len(decisions)
+                latest[event.decision_id] = self._offset + len(decisions)  # type: ignore[index]
                 decisions.append(event)
                 rewards.append(nan)
                 sources.append(None)
                 if limit is not None and self._offset + len(decisions) - self._first > limit:
                     self._forget_oldest()
                 continue
-            is_reward = isinstance(event, RewardEvent)
-            if is_reward and event.status in (DUPLICATE, LATE):  # type: ignore[union-attr]
-                counts[f"{event.status}_rewards"] += 1  # type: ignore[union-attr]
+            is_reward = kind == REWARD
+            if not is_reward and kind != EXPIRY:  # a retry or a sweep
                 continue
-            index = latest.get(event.decision_id, -1) - self._offset
+            if is_reward and event.status in (DUPLICATE, LATE):
+                counts[f"{event.status}_rewards"] += 1
+                continue
+            index = latest.get(event.decision_id, -1) - self._offset  # type: ignore[arg-type]
             if index < 0 or sources[index] is not None:  # nothing, or a second closing
                 counts["orphan_rewards"] += 1
             elif is_reward:
-                if event.status == LEARNED:  # type: ignore[union-attr]
+                if event.status == LEARNED:
                     rewards[index], sources[index] = float(event.reward), "learned"  # type: ignore[arg-type]
                 # "held": the sum arrives with the expiry
             else:
-                source = _EXPIRY_SOURCE.get(event.outcome)  # type: ignore[union-attr]
+                source = _EXPIRY_SOURCE.get(event.status)  # type: ignore[arg-type]
                 if source is None:
                     sources[index] = "dropped"
                 else:
@@ -150,7 +156,7 @@ class DecisionRewardJoin:
 
     def _forget_oldest(self) -> None:
         """Drop the oldest kept decision (the window is full)."""
-        forgotten = self._decisions[self._first - self._offset].decision_id
+        forgotten = self._decisions[self._first - self._offset].decision_id or ""
         if self._latest.get(forgotten) == self._first:
             del self._latest[forgotten]
         self._first += 1
@@ -159,7 +165,7 @@ class DecisionRewardJoin:
             del self._decisions[:cut], self._rewards[:cut], self._sources[:cut]
             self._offset = self._first
 
-    def columns(self) -> tuple[list[DecisionEvent], list[float], list[str | None]]:
+    def columns(self) -> tuple[list[Event], list[float], list[str | None]]:
         """The kept decisions in log order, their joined rewards (NaN without one) and
         the rewards' sources (as :class:`JoinedRow` has them), as three lists."""
         start = self._first - self._offset

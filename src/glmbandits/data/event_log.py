@@ -30,12 +30,11 @@ from typing import Any, Iterator
 
 from .._validation import check_real
 from .event_log_base import EventLogBase
-from .event_records import DecisionEvent, Event, ExpiryEvent, RewardEvent
+from .event_records import Event
 from .sqlite_log import SCHEMA_VERSION, SQLiteLog
 from .vocabulary import EXPIRY_OUTCOMES, REWARD_STATUSES
 
-__all__ = ["EventLog", "DecisionEvent", "RewardEvent", "ExpiryEvent", "Event",
-           "SCHEMA_VERSION", "REWARD_STATUSES", "EXPIRY_OUTCOMES"]
+__all__ = ["EventLog", "Event", "SCHEMA_VERSION", "REWARD_STATUSES", "EXPIRY_OUTCOMES"]
 
 DURABILITY_MODES = ("full", "normal")
 _SYNCHRONOUS = {"full": "FULL", "normal": "NORMAL"}
@@ -125,15 +124,8 @@ class EventLog(EventLogBase):
         self._batch_depth = 0
         self._log = SQLiteLog(self.path, synchronous=_SYNCHRONOUS[durability],
                               readonly=readonly, timeout=timeout, owner=self._owner)
-        log = self._log
-        self._key = log.key
-        # the records' columns (decode's order): d from the contexts' length where the
-        # file keeps no n_features column
-        n_features = ("n_features" if "n_features" in log.present else
-                      "length(contexts) / (8 * n_actions)")
-        self._columns = (f"{log.key}, kind, decision_id, timestamp, n_actions, {n_features}, "
-                         "contexts, probabilities, action, propensity, model_version, reward, "
-                         f"status, {log.column('policy_action')}")
+        self._key = self._log.key
+        self._columns = self._log.select  # an older file read as it is: NULL where it lacks
 
     # -- lifecycle ---------------------------------------------------------------
     def _live(self, owner: str) -> sqlite3.Connection:
@@ -163,15 +155,11 @@ class EventLog(EventLogBase):
 
     # -- writing -------------------------------------------------------------------
     def _append(self, owner: str, values: tuple[Any, ...]) -> None:
-        (kind, decision_id, timestamp, K, _, contexts, probabilities, action, propensity,
-         model_version, reward, status, policy_action) = values
         with self._lock:
             self._writable(owner)
             # outside a batch the INSERT is its own transaction: committed (and, with
             # durability="full", fsynced) when it returns
-            self._log.append((kind, decision_id, timestamp, K, contexts, None, action,
-                              probabilities, propensity, model_version, reward, status, None,
-                              policy_action, None))
+            self._log.append(values)
 
     @contextmanager
     def batch(self) -> Iterator["EventLog"]:

@@ -4,7 +4,8 @@
 :class:`~glmbandits.data.postgres_event_log.PostgresEventLog` that does not depend
 on the database: the three ``record_*`` methods of the ``EventSink`` protocol
 (each checked by :mod:`.event_records` before anything is written), the paged
-reader :meth:`~EventLogBase.events` and the counts. A backend gives its table, its
+reader :meth:`~EventLogBase.events` (of :class:`~glmbandits.data.event_records.Event`,
+the one event type) and the counts. A backend gives its table, its
 parameter marker and columns, and three hooks: ``_live`` (the open connection, or
 ValueError once closed), ``_append`` (write one checked row, committed outside a
 batch) and ``_read`` (the rows of a query).
@@ -17,8 +18,8 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from .event_records import (DecisionEvent, Event, ExpiryEvent, RewardEvent, check_count,
-                            check_decision, check_expiry, check_reward, decode)
+from .event_records import (Event, check_count, check_decision, check_expiry, check_reward,
+                            event_from_row)
 from .vocabulary import EXPIRY_OUTCOMES, RECORD_KINDS, REWARD_STATUSES
 
 __all__ = ["EventLogBase"]
@@ -30,7 +31,8 @@ PAGE = 1024
 class EventLogBase:
     """The database-independent half of an event log (see the module docstring)."""
 
-    #: the events table, the query parameter marker, and the columns ``decode`` reads
+    #: the events table, the query parameter marker, and the columns ``event_from_row``
+    #: reads (``seq`` and :data:`~glmbandits.data.sqlite_log.ROW_COLUMNS`)
     _table = "events"
     _param = "?"
     _columns = ""
@@ -47,7 +49,8 @@ class EventLogBase:
         raise NotImplementedError
 
     def _append(self, owner: str, values: tuple[Any, ...]) -> None:
-        """Write one checked row (committed when this returns, outside a batch)."""
+        """Write one checked row (the values of ``ROW_COLUMNS``; committed when this
+        returns, outside a batch)."""
         raise NotImplementedError
 
     def _read(self, owner: str, sql: str, params: tuple[Any, ...] = ()) -> list[tuple]:
@@ -111,8 +114,8 @@ class EventLogBase:
                kind: str | None = None) -> Iterator[Event]:
         """The events with sequence number > ``after``, in sequence order.
 
-        Yields :class:`DecisionEvent`, :class:`RewardEvent` and :class:`ExpiryEvent`
-        records (arrays decoded from the stored bytes). Reads page by page, so a
+        Yields :class:`~glmbandits.data.event_records.Event` of the kinds a policy
+        writes (arrays decoded from the stored bytes). Reads page by page, so a
         long log is never held in memory, and events appended while iterating are
         seen. ``kind`` keeps one kind ("decision", "reward" or "expiry").
         """
@@ -137,23 +140,23 @@ class EventLogBase:
             rows = self._read(owner, f"SELECT {self._columns} FROM {self._table} WHERE {where} "
                               f"ORDER BY {key} LIMIT {marker}", (*params, page))
             for row in rows:
-                yield decode(row)
+                yield event_from_row(row)
             if len(rows) < page:
                 return
             last = rows[-1][0]
             remaining -= len(rows)
 
-    def decisions(self, after: int = 0) -> Iterator[DecisionEvent]:
+    def decisions(self, after: int = 0) -> Iterator[Event]:
         """The decision events, in sequence order."""
-        return self.events(after, kind="decision")  # type: ignore[return-value]
+        return self.events(after, kind="decision")
 
-    def rewards(self, after: int = 0) -> Iterator[RewardEvent]:
+    def rewards(self, after: int = 0) -> Iterator[Event]:
         """The reward events (every status), in sequence order."""
-        return self.events(after, kind="reward")  # type: ignore[return-value]
+        return self.events(after, kind="reward")
 
-    def expiries(self, after: int = 0) -> Iterator[ExpiryEvent]:
+    def expiries(self, after: int = 0) -> Iterator[Event]:
         """The expiry events, in sequence order."""
-        return self.events(after, kind="expiry")  # type: ignore[return-value]
+        return self.events(after, kind="expiry")
 
     def _scalar(self, owner: str, sql: str) -> Any:
         return self._read(owner, sql)[0][0]

@@ -1,28 +1,31 @@
-"""The event records of :class:`glmbandits.data.EventLog`: their types, checks and decoding.
+"""The one event type of the logs, :class:`Event`: its fields, checks, stored row and decoding.
 
-Kept apart from the log itself so that the join and the Parquet export
-(:mod:`.event_export`) read the same types without importing the database code. The
-vocabulary they use (kinds, statuses, the decision-id rule) is :mod:`.vocabulary`'s;
-its names are passed on here for the readers that import them from this module.
+Every log reads and writes it: a policy's :class:`~glmbandits.data.EventLog` and
+:class:`~glmbandits.data.PostgresEventLog`, the decision service's stores, the
+decision-reward join and the Parquet export (:mod:`.event_join`, :mod:`.event_export`),
+which read it without importing any database code. The vocabulary it uses (kinds,
+statuses, the decision-id rule) is :mod:`.vocabulary`'s; its names are passed on here for
+the readers that import them from this module.
 """
 
 from __future__ import annotations
 
+import json
 import numbers
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 
 from .._validation import check_finite, check_real, format_value
+from .sqlite_log import ROW_COLUMNS
 from .vocabulary import (DECISION_ID_PATTERN, DECISION_ID_RULE, EXPIRY_OUTCOMES, MAX_ID_LENGTH,
                          REWARD_STATUSES, check_decision_id)
 
-__all__ = ["DecisionEvent", "RewardEvent", "ExpiryEvent", "Event", "SCHEMA_VERSION",
-           "REWARD_STATUSES", "EXPIRY_OUTCOMES", "MAX_ID_LENGTH",
-           "DECISION_ID_RULE", "DECISION_ID_PATTERN", "check_decision_id",
+__all__ = ["Event", "SCHEMA_VERSION", "ROW_COLUMNS", "REWARD_STATUSES", "EXPIRY_OUTCOMES",
+           "MAX_ID_LENGTH", "DECISION_ID_RULE", "DECISION_ID_PATTERN", "check_decision_id",
            "check_timestamp", "check_count", "check_decision", "check_reward", "check_expiry",
-           "decode"]
+           "event_row", "event_from_row"]
 
 #: The version of the records (and of the Parquet export's ``schema_version``): version 2
 #: (shadow mode) adds ``policy_action`` and lets a shadow decision's propensity be null.
@@ -30,58 +33,114 @@ __all__ = ["DecisionEvent", "RewardEvent", "ExpiryEvent", "Event", "SCHEMA_VERSI
 SCHEMA_VERSION = 2
 
 
-@dataclass(frozen=True, eq=False)
-class DecisionEvent:
-    """A logged decision: the contexts, the full distribution and the chosen action.
+@dataclass(frozen=True)
+class Event:
+    """One event of a log (fields that do not apply to a kind are None).
 
-    A shadow decision (``policy_action`` not None) shows the caller's default
-    ``action``: its ``propensity`` is None (unknown: the caller chose) and
-    ``probabilities`` is the policy's own distribution, from which it drew
-    ``policy_action``.
+    ``kind`` is one of :data:`~glmbandits.data.vocabulary.EVENT_KINDS`: a policy writes
+    ``decision`` (the contexts, the full distribution, the chosen ``action``, its
+    ``propensity``, the ``model_version``; a shadow decision shows the caller's default
+    ``action``, has ``propensity`` None and the policy's own choice in
+    ``policy_action``), ``reward`` (``reward`` and what the policy did with it,
+    ``status``: :data:`REWARD_STATUSES`) and ``expiry`` (a decision closed without
+    rewards: ``status`` is the outcome, :data:`EXPIRY_OUTCOMES`, ``reward`` the value
+    learned or None); the service also writes ``retry`` (a repeated decide) and
+    ``expire`` (a sweep, ``older_than``), the request's ``excluded`` rows and the
+    policy's ``tag``. ``seq`` (alias ``sequence``) increases in commit order.
+
+    Examples
+    --------
+    >>> event = Event("expiry", "a", 3.0, seq=7, status="default", reward=0.0)
+    >>> event.sequence, event.outcome, event.to_json()["status"]
+    (7, 'default', 'default')
     """
 
-    sequence: int
-    decision_id: str
+    kind: str
+    decision_id: str | None
     timestamp: float
-    contexts: np.ndarray        # (K, d) float64
-    probabilities: np.ndarray   # (K,) float64
-    action: int
-    propensity: float | None
-    model_version: int
+    seq: int = 0
+    contexts: np.ndarray | None = None
+    excluded: tuple[int, ...] | None = None
+    action: int | None = None
+    probabilities: np.ndarray | None = None
+    propensity: float | None = None
+    model_version: int | None = None
+    reward: float | None = None
+    status: str | None = None
+    older_than: float | None = None
     policy_action: int | None = None
-    kind: str = "decision"
+    tag: int | None = None
+
+    @property
+    def sequence(self) -> int:
+        """The sequence number (``seq``), as a policy's log names it."""
+        return self.seq
+
+    @property
+    def outcome(self) -> str | None:
+        """An expiry's outcome (its ``status``: :data:`EXPIRY_OUTCOMES`)."""
+        return self.status
 
     @property
     def shadow(self) -> bool:
         """Whether the caller's default action was shown (shadow mode)."""
         return self.policy_action is not None
 
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict with the fields that apply (floats round-trip exactly)."""
+        out: dict[str, Any] = {"seq": self.seq, "kind": self.kind,
+                               "decision_id": self.decision_id, "timestamp": self.timestamp}
+        if self.contexts is not None:
+            out["contexts"] = self.contexts.tolist()
+        for name in ("excluded", "action", "policy_action", "propensity", "model_version",
+                     "tag", "status", "older_than"):
+            value = getattr(self, name)
+            if value is not None:
+                out[name] = list(value) if name == "excluded" else value
+        if self.probabilities is not None:
+            out["probabilities"] = self.probabilities.tolist()
+        if self.reward is not None or self.kind == "reward":
+            out["reward"] = self.reward
+        return out
 
-@dataclass(frozen=True)
-class RewardEvent:
-    """A received reward and what the policy did with it (``status``: :data:`REWARD_STATUSES`)."""
+    @staticmethod
+    def encode_excluded(excluded: tuple[int, ...] | None) -> str | None:
+        """The excluded rows as stored (JSON text, or None)."""
+        return None if excluded is None else json.dumps(list(excluded))
 
-    sequence: int
-    decision_id: str
-    timestamp: float
-    reward: float
-    status: str
-    kind: str = "reward"
-
-
-@dataclass(frozen=True)
-class ExpiryEvent:
-    """A decision closed by expiry (``outcome``: :data:`EXPIRY_OUTCOMES`) and the reward learned."""
-
-    sequence: int
-    decision_id: str
-    timestamp: float
-    outcome: str
-    reward: float | None
-    kind: str = "expiry"
+    @staticmethod
+    def decode_excluded(text: str | None) -> tuple[int, ...] | None:
+        """Inverse of :meth:`encode_excluded`."""
+        return None if text is None else tuple(int(i) for i in json.loads(text))
 
 
-Event = Union[DecisionEvent, RewardEvent, ExpiryEvent]
+def event_row(event: Event) -> tuple[Any, ...]:
+    """The values of :data:`ROW_COLUMNS` (the log's columns after ``seq``) for ``event``
+    (arrays as float64 bytes)."""
+    X = event.contexts
+    return (event.kind, event.decision_id, event.timestamp,
+            None if X is None else X.shape[0],
+            None if X is None else np.ascontiguousarray(X, dtype=np.float64).tobytes(),
+            Event.encode_excluded(event.excluded), event.action,
+            None if event.probabilities is None else
+            np.ascontiguousarray(event.probabilities, dtype=np.float64).tobytes(),
+            event.propensity, event.model_version, event.reward, event.status,
+            event.older_than, event.policy_action, event.tag)
+
+
+def event_from_row(row: tuple[Any, ...]) -> Event:
+    """Inverse of :func:`event_row`, for a stored row ``(seq, *ROW_COLUMNS)``."""
+    (seq, kind, decision_id, timestamp, n_actions, contexts, excluded, action,
+     probabilities, propensity, model_version, reward, status, older_than, policy_action,
+     tag) = row
+    X = None
+    if contexts is not None:
+        X = np.frombuffer(contexts, dtype=np.float64).reshape(n_actions, -1).copy()
+    p = None if probabilities is None else np.frombuffer(probabilities, dtype=np.float64).copy()
+    return Event(kind, decision_id, timestamp, seq=seq, contexts=X,
+                 excluded=Event.decode_excluded(excluded), action=action, probabilities=p,
+                 propensity=propensity, model_version=model_version, reward=reward,
+                 status=status, older_than=older_than, policy_action=policy_action, tag=tag)
 
 
 # -- input checks (they mirror the policy's, so the log never holds what a policy could not
@@ -107,9 +166,9 @@ def float_array(value: Any, owner: str, name: str) -> np.ndarray:
 def check_decision(owner: str, decision_id: Any, timestamp: Any, contexts: Any,
                     probabilities: Any, action: Any, propensity: Any, model_version: Any,
                     policy_action: Any = None) -> tuple[Any, ...]:
-    """The checked row values of a decision. A live decision has ``propensity`` =
-    ``probabilities[action]``; a shadow decision has ``policy_action`` (a row with
-    positive probability) and ``propensity`` None."""
+    """The checked row (the values of :data:`ROW_COLUMNS`) of a decision. A live
+    decision has ``propensity`` = ``probabilities[action]``; a shadow decision has
+    ``policy_action`` (a row with positive probability) and ``propensity`` None."""
     decision_id = check_decision_id(decision_id, owner)
     timestamp = check_timestamp(timestamp, owner)
     X = float_array(contexts, owner, "contexts")
@@ -154,21 +213,8 @@ def check_decision(owner: str, decision_id: Any, timestamp: Any, contexts: Any,
     model_version = check_count(model_version, owner, "model_version")
     if model_version < 0:
         raise ValueError(f"{owner}: model_version must be >= 0, got {model_version}")
-    return ("decision", decision_id, timestamp, K, X.shape[1], X.tobytes(), p.tobytes(),
-            action, propensity, model_version, None, None, policy_action)
-
-
-def decode(row: tuple[Any, ...]) -> Event:
-    (sequence, kind, decision_id, timestamp, K, d, contexts, probabilities, action,
-     propensity, model_version, reward, status, policy_action) = row
-    if kind == "decision":
-        X = np.frombuffer(contexts, dtype="<f8").reshape(K, d).astype(np.float64)
-        p = np.frombuffer(probabilities, dtype="<f8").astype(np.float64)
-        return DecisionEvent(sequence, decision_id, timestamp, X, p, action, propensity,
-                             model_version, policy_action)
-    if kind == "reward":
-        return RewardEvent(sequence, decision_id, timestamp, reward, status)
-    return ExpiryEvent(sequence, decision_id, timestamp, status, reward)
+    return ("decision", decision_id, timestamp, K, X.tobytes(), None, action, p.tobytes(),
+            propensity, model_version, None, None, None, policy_action, None)
 
 
 def check_reward(owner: str, decision_id: Any, timestamp: Any, reward: Any,
@@ -181,7 +227,7 @@ def check_reward(owner: str, decision_id: Any, timestamp: Any, reward: Any,
         raise ValueError(f"{owner}: status must be one of {list(REWARD_STATUSES)}, "
                          f"got {status!r}")
     return ("reward", decision_id, timestamp, None, None, None, None, None, None, None,
-            reward, status, None)
+            reward, status, None, None, None)
 
 
 def check_expiry(owner: str, decision_id: Any, timestamp: Any, outcome: Any,
@@ -200,4 +246,4 @@ def check_expiry(owner: str, decision_id: Any, timestamp: Any, outcome: Any,
     else:
         reward = check_real(reward, owner, "reward")
     return ("expiry", decision_id, timestamp, None, None, None, None, None, None, None,
-            reward, outcome, None)
+            reward, outcome, None, None, None)

@@ -91,11 +91,24 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
 )
 POSTGRES_SCHEMA_VERSION = len(MIGRATIONS)
 COMPONENT = "event_log"
-_COLUMNS = ("sequence, kind, decision_id, timestamp, n_actions, n_features, contexts, "
-            "probabilities, action, propensity, model_version, reward, status, policy_action")
+#: ``sequence`` and the one event row (:data:`~glmbandits.data.sqlite_log.ROW_COLUMNS`):
+#: this table keeps no excluded rows, sweeps or tags (a policy writes none)
+_COLUMNS = ("sequence, kind, decision_id, timestamp, n_actions, contexts, NULL, action, "
+            "probabilities, propensity, model_version, reward, status, NULL, policy_action, NULL")
 _INSERT = ("INSERT INTO glmbandits_events (kind, decision_id, timestamp, n_actions, "
            "n_features, contexts, probabilities, action, propensity, model_version, reward, "
            "status, policy_action) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)")
+
+
+def _table_row(row: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The values of :data:`_INSERT` for one checked event row (d from the contexts)."""
+    (kind, decision_id, timestamp, K, contexts, _, action, probabilities, propensity,
+     model_version, reward, status, _, policy_action, _) = row
+    d = None if contexts is None else len(contexts) // (8 * K)
+    return (kind, decision_id, timestamp, K, d, contexts, probabilities, action, propensity,
+            model_version, reward, status, policy_action)
+
+
 _LOCK = "LOCK TABLE glmbandits_events IN SHARE ROW EXCLUSIVE MODE"
 
 
@@ -197,6 +210,7 @@ class PostgresEventLog(EventLogBase):
 
     # -- writing -------------------------------------------------------------------
     def _append(self, owner: str, values: tuple[Any, ...]) -> None:
+        values = _table_row(values)
         with self._lock:
             if self._batch_depth:
                 self._live(owner).execute(_INSERT, values)

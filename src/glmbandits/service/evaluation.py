@@ -28,7 +28,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from ..data.event_join import DecisionRewardJoin
-from ..data.event_records import DecisionEvent, ExpiryEvent, RewardEvent
+from ..data.event_records import Event
 from .store import Store
 
 __all__ = ["ShadowEvaluator", "MIN_ROUNDS"]
@@ -38,7 +38,7 @@ __all__ = ["ShadowEvaluator", "MIN_ROUNDS"]
 MIN_ROUNDS = 10
 
 
-def _is_shadow(decision: DecisionEvent) -> bool:
+def _is_shadow(decision: Event) -> bool:
     return decision.shadow
 
 
@@ -99,13 +99,11 @@ class ShadowEvaluator:
             self._first_seq = self._after + 1
         self._join.extend(self._new_records())
 
-    def _new_records(self) -> Iterator[DecisionEvent | RewardEvent | ExpiryEvent]:
-        """The log's events after the last one read, as join records (``_after`` follows)."""
+    def _new_records(self) -> Iterator[Event]:
+        """The log's events after the last one read (``_after`` follows)."""
         for event in self.store.events(after=self._after or 0):
             self._after = event.seq
-            record = event.record()
-            if record is not None:
-                yield record
+            yield event
 
     # -- the estimate ---------------------------------------------------------------------
     def _window(self, n_rounds: int) -> dict[str, Any]:
@@ -127,10 +125,11 @@ class ShadowEvaluator:
                 reason = (f"{len(rounds)} shadow-mode decision(s) have a reward; at least "
                           f"{MIN_ROUNDS} are needed")
             return {"available": False, "reason": reason, "window": self._window(len(rounds))}
-        K_max = max(row.decision.contexts.shape[0] for row in rounds)
+        K_max = max(row.decision.contexts.shape[0] for row in rounds)  # type: ignore[union-attr]
         pi = np.zeros((len(rounds), K_max))
         for t, row in enumerate(rounds):
-            pi[t, : row.decision.probabilities.shape[0]] = row.decision.probabilities
+            probabilities = row.decision.probabilities  # a decision's: not None
+            pi[t, : probabilities.shape[0]] = probabilities  # type: ignore[union-attr]
         log = LoggedBanditData([row.decision.contexts for row in rounds],
                                [row.decision.action for row in rounds],
                                [row.reward for row in rounds], name="shadow")

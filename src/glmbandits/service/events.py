@@ -1,5 +1,8 @@
 """The events of the service's log, and the sink that writes a policy's events to a store.
 
+The event type, :class:`~glmbandits.data.event_records.Event`, is the one every log
+reads and writes (a policy's too); it and its row encoding are passed on here.
+
 The kinds, statuses and outcomes are the event vocabulary's
 (:mod:`glmbandits.data.vocabulary`): ``decision`` (here also with the request's
 excluded rows and the policy's tag for the decision: SupCB-GLM's stage, what a
@@ -15,115 +18,17 @@ not transactional), so nothing may count events by subtracting sequence numbers.
 
 from __future__ import annotations
 
-import json
 import math
-from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Callable, Iterator
 
 import numpy as np
 
-from ..data.event_records import DecisionEvent, ExpiryEvent, RewardEvent
+from ..data.event_records import Event, event_from_row, event_row
 from ..data.sqlite_log import ROW_COLUMNS, page_rows
-from ..data.vocabulary import DECISION, EVENT_KINDS, EXPIRY, REWARD, total_keys
+from ..data.vocabulary import EVENT_KINDS, total_keys
 
 __all__ = ["Event", "LogSink", "EVENT_KINDS", "ROW_COLUMNS", "event_row", "event_from_row",
            "total_keys", "page_events"]
-
-
-@dataclass(frozen=True)
-class Event:
-    """One row of the event log (fields that do not apply to a kind are None)."""
-
-    kind: str
-    decision_id: str | None
-    timestamp: float
-    seq: int = 0
-    contexts: np.ndarray | None = None
-    excluded: tuple[int, ...] | None = None
-    action: int | None = None
-    probabilities: np.ndarray | None = None
-    propensity: float | None = None
-    model_version: int | None = None
-    reward: float | None = None
-    status: str | None = None
-    older_than: float | None = None
-    policy_action: int | None = None
-    tag: int | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        """A JSON-ready dict with the fields that apply (floats round-trip exactly)."""
-        out: dict[str, Any] = {"seq": self.seq, "kind": self.kind,
-                               "decision_id": self.decision_id, "timestamp": self.timestamp}
-        if self.contexts is not None:
-            out["contexts"] = self.contexts.tolist()
-        for name in ("excluded", "action", "policy_action", "propensity", "model_version",
-                     "tag", "status", "older_than"):
-            value = getattr(self, name)
-            if value is not None:
-                out[name] = list(value) if name == "excluded" else value
-        if self.probabilities is not None:
-            out["probabilities"] = self.probabilities.tolist()
-        if self.reward is not None or self.kind == "reward":
-            out["reward"] = self.reward
-        return out
-
-    def record(self) -> DecisionEvent | RewardEvent | ExpiryEvent | None:
-        """This event as the event log's record, what the decision-reward join reads (None
-        for ``retry`` and ``expire``: a repeated answer and a sweep, whose closings are
-        ``expiry`` rows, carry nothing the join needs)."""
-        if self.kind == DECISION:
-            return DecisionEvent(self.seq, self.decision_id, self.timestamp,  # type: ignore[arg-type]
-                                 self.contexts, self.probabilities,  # type: ignore[arg-type]
-                                 self.action, self.propensity,  # type: ignore[arg-type]
-                                 self.model_version,  # type: ignore[arg-type]
-                                 policy_action=self.policy_action)
-        if self.kind == REWARD:
-            return RewardEvent(self.seq, self.decision_id, self.timestamp,  # type: ignore[arg-type]
-                               self.reward, self.status)  # type: ignore[arg-type]
-        if self.kind == EXPIRY:
-            return ExpiryEvent(self.seq, self.decision_id, self.timestamp,  # type: ignore[arg-type]
-                               self.status, self.reward)  # type: ignore[arg-type]
-        return None
-
-    @staticmethod
-    def encode_excluded(excluded: tuple[int, ...] | None) -> str | None:
-        """The excluded rows as stored (JSON text, or None)."""
-        return None if excluded is None else json.dumps(list(excluded))
-
-    @staticmethod
-    def decode_excluded(text: str | None) -> tuple[int, ...] | None:
-        """Inverse of :meth:`encode_excluded`."""
-        return None if text is None else tuple(int(i) for i in json.loads(text))
-
-
-def event_row(event: Event) -> tuple:
-    """The values of :data:`ROW_COLUMNS` (the log's columns after ``seq``, declared with
-    the one SQLite log, :mod:`glmbandits.data.sqlite_log`) for ``event`` (arrays as
-    float64 bytes)."""
-    X = event.contexts
-    return (event.kind, event.decision_id, event.timestamp,
-            None if X is None else X.shape[0],
-            None if X is None else np.ascontiguousarray(X, dtype=np.float64).tobytes(),
-            Event.encode_excluded(event.excluded), event.action,
-            None if event.probabilities is None else
-            np.ascontiguousarray(event.probabilities, dtype=np.float64).tobytes(),
-            event.propensity, event.model_version, event.reward, event.status,
-            event.older_than, event.policy_action, event.tag)
-
-
-def event_from_row(row: tuple) -> Event:
-    """Inverse of :func:`event_row`, for a stored row ``(seq, *ROW_COLUMNS)``."""
-    (seq, kind, decision_id, timestamp, n_actions, contexts, excluded, action,
-     probabilities, propensity, model_version, reward, status, older_than, policy_action,
-     tag) = row
-    X = None
-    if contexts is not None:
-        X = np.frombuffer(contexts, dtype=np.float64).reshape(n_actions, -1).copy()
-    p = None if probabilities is None else np.frombuffer(probabilities, dtype=np.float64).copy()
-    return Event(kind, decision_id, timestamp, seq=seq, contexts=X,
-                 excluded=Event.decode_excluded(excluded), action=action, probabilities=p,
-                 propensity=propensity, model_version=model_version, reward=reward,
-                 status=status, older_than=older_than, policy_action=policy_action, tag=tag)
 
 
 def page_events(fetch: Callable[[int, int], list[tuple]], after: int, limit: int | None,

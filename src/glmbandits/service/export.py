@@ -53,9 +53,8 @@ def events_table(events: Any) -> Any:
 
 def joined_decisions(store: Any, *, include_defaults: bool = True) -> JoinedDecisions:
     """Every decision of a service store joined with the reward the policy learned from it."""
-    records = (event.record() for event in store.events())
-    return JoinedDecisions.from_events((record for record in records if record is not None),
-                                       include_defaults=include_defaults, source=store.url)
+    return JoinedDecisions.from_events(store.events(), include_defaults=include_defaults,
+                                       source=store.url)
 
 
 def export_parquet(db: str, path: str | Path, *, events: bool = False, after: int = 0,
