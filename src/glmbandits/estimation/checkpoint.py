@@ -2,8 +2,11 @@
 
 :meth:`glmbandits.policies.base.Policy.update` takes a :func:`checkpoint` of the
 policy before it learns, restores it if anything raises, and releases it
-otherwise. A checkpoint is shallow where that is enough and copies only what is
-mutated in place:
+otherwise. A policy that says what its ``_learn`` changes
+(``Policy._learn_checkpoint``) is checkpointed there only: UCB-GLM and LinUCB learn
+through their estimate's ``add``, which changes nothing in place, so its
+``_add_checkpoint`` is a :class:`Checkpoint` of two attribute dicts. A checkpoint is
+shallow where that is enough and copies only what is mutated in place:
 
 * the object's attribute dict (a shallow copy: rebinding an attribute is undone);
 * the numpy arrays held directly in it (``V⁻¹`` by Sherman–Morrison, ``b``, ...:
