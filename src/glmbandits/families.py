@@ -116,6 +116,21 @@ class GLMFamily(ABC):
     def sub_gaussian_sigma(self) -> float:
         """σ of the sub-Gaussian noise condition, eq. (2) of the paper."""
 
+    def variance(self, mean: ArrayLike) -> FloatArray:
+        """V(m): the variance of a reward whose mean is m (the GLM's variance function).
+
+        Bernoulli ``m(1 - m)``, Poisson ``m``, Gaussian ``noise_sd²`` (McCullagh &
+        Nelder 1989, Table 2.1). A family that does not define it (a user's
+        subclass) returns ones. Used to standardise residuals (Pearson residuals
+        ``(y - m)/√V(m)``, e.g. by :class:`glmbandits.evaluation.DriftMonitor`).
+
+        Examples
+        --------
+        >>> get_family("logistic").variance([0.5, 0.9]).round(2).tolist()
+        [0.25, 0.09]
+        """
+        return np.ones_like(_asarray(mean))
+
     def _radius(self, radius: Any, method: str) -> float:
         owner = f"{type(self).__name__}.{method}"
         if isinstance(radius, (float, np.floating)) and radius == math.inf:
@@ -169,6 +184,11 @@ class _BernoulliFamily(GLMFamily):
     def sub_gaussian_sigma(self) -> float:
         """1/2: a reward in [0, 1] minus its mean is 1/2-sub-Gaussian (Hoeffding's lemma)."""
         return 0.5
+
+    def variance(self, mean: ArrayLike) -> FloatArray:
+        """Bernoulli: ``m(1 - m)``."""
+        mean = _asarray(mean)
+        return mean * (1.0 - mean)
 
 
 class LogisticFamily(_BernoulliFamily):
@@ -308,6 +328,10 @@ class LinearFamily(GLMFamily):
         """The Gaussian noise standard deviation ``noise_sd``."""
         return self.noise_sd
 
+    def variance(self, mean: ArrayLike) -> FloatArray:
+        """Gaussian: ``noise_sd²`` whatever the mean."""
+        return np.full_like(_asarray(mean), self.noise_sd * self.noise_sd)
+
 
 class PoissonFamily(GLMFamily):
     """Poisson counts with the log link μ(z) = e^z (canonical).
@@ -333,6 +357,10 @@ class PoissonFamily(GLMFamily):
     def in_domain(self, y: ArrayLike) -> npt.NDArray[np.bool_]:
         y = _asarray(y)
         return (y >= 0.0) & np.isfinite(y)
+
+    def variance(self, mean: ArrayLike) -> FloatArray:
+        """Poisson: ``m``."""
+        return _asarray(mean).copy()
 
     def sample(self, mean: ArrayLike, rng: np.random.Generator) -> FloatArray:
         return np.asarray(rng.poisson(_asarray(mean)), dtype=np.float64)

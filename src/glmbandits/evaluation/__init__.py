@@ -9,6 +9,9 @@
   train a policy on one, and the exact value on a full-information log.
 * :func:`evaluate_shadow` — shadow mode: the policy's logged distributions against
   the client's (deterministic) default, with what can and cannot be estimated.
+* :class:`DriftMonitor` — drift in production: a two-window test of the standardised
+  residuals of rewarded decisions, with a stated false-alarm bound
+  (``policy.monitor_drift(DriftMonitor(...))``, ``policy.drift_``).
 """
 
 from .collect import collect_log, softmax_logging
@@ -25,6 +28,7 @@ from .estimators import (
 from .intervals import OffPolicyEstimate, OverlapDiagnostics, PoorOverlapWarning
 from ..data import FactoredContexts, LoggedBanditData, PaddedContexts
 from .intervals import OffPolicyWarning
+from .drift import DriftMonitor, DriftStatus, restart_policy
 from .replay import replay
 from .shadow import ShadowEvaluation, evaluate_shadow
 
@@ -49,4 +53,7 @@ __all__ = [
     "softmax_logging",
     "evaluate_shadow",
     "ShadowEvaluation",
+    "DriftMonitor",
+    "DriftStatus",
+    "restart_policy",
 ]

@@ -191,6 +191,8 @@ class Policy(DecisionAPI, ABC):
         self.last_scores_ = scores._with_family(self.family)
         self.last_probabilities_ = probabilities
         self.last_propensity_ = float(probabilities[action])
+        if "drift_monitor_" in self.__dict__:  # the prediction its reward will be tested on
+            self.drift_monitor_.expect(self.last_scores_, action)
         return action
 
     def update(self, x: Any, reward: Any) -> None:
@@ -223,6 +225,8 @@ class Policy(DecisionAPI, ABC):
             self.n_updates_ += 1
         else:
             self._learn_transaction(x, reward, _LAST_SELECT, owner)
+        if "drift_monitor_" in self.__dict__:
+            self.drift_monitor_.record(self, None, reward)
 
     def update_batch(self, X: Any, rewards: Any) -> None:
         """Learn from many (row, reward) samples at once: sequential ``update`` calls.
@@ -265,17 +269,21 @@ class Policy(DecisionAPI, ABC):
         self.n_updates_ += len(values) - 1  # _transaction counted one
 
     def _learn_transaction(self, x: np.ndarray, reward: float, tag: Any, owner: str,
-                           then: Callable[[], None] | None = None) -> None:
+                           then: Callable[[], None] | None = None,
+                           decision: Any = None) -> None:
         """Absorb one checked sample as a transaction (the ``update``/``reward`` step).
 
         ``tag`` is :data:`_LAST_SELECT` for ``update`` (``_learn``) or the tag the
         decision recorded (``_learn_decided``). ``then`` (e.g. writing the event
         log) runs inside the transaction: if it raises, the learning is undone.
+        ``decision`` (the ``Decision`` a reward joins) goes to an attached drift monitor.
         """
         if tag is _LAST_SELECT:
             self._transaction(lambda: self._learn(x, reward), owner, x, reward, then)
         else:
             self._transaction(lambda: self._learn_decided(x, reward, tag), owner, x, reward, then)
+            if decision is not None and "drift_monitor_" in self.__dict__:
+                self.drift_monitor_.record(self, decision, reward)
 
     def _transaction(self, learn: Callable[[], None], owner: str, x: np.ndarray,
                      reward: float, then: Callable[[], None] | None = None) -> None:
@@ -447,6 +455,37 @@ class Policy(DecisionAPI, ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(n_features={self.n_features})"
+
+    # -- drift monitoring (glmbandits.evaluation.drift) ----------------------
+    #: The attached monitor (an instance attribute only once one is attached).
+    drift_monitor_: Any
+
+    def monitor_drift(self, monitor: Any) -> "Policy":
+        """Attach a drift monitor (``None`` detaches it); returns the policy.
+
+        Every reward the policy learns for one of its own decisions (``update`` after
+        ``select``, ``reward``, an expiry's default) is then passed to the monitor with
+        the predicted mean μ(x'θ̂) the decision was made with; an alarm may restart the
+        estimate (the monitor's ``action``). The monitor is saved with the policy.
+        See :class:`glmbandits.evaluation.DriftMonitor` (policies do not import it).
+        """
+        owner = f"{type(self).__name__}.monitor_drift"
+        if monitor is None:
+            self.__dict__.pop("drift_monitor_", None)
+            return self
+        if not all(callable(getattr(monitor, name, None)) for name in ("attach", "expect",
+                                                                        "record", "status")):
+            raise TypeError(f"{owner}: monitor must be a DriftMonitor (attach, expect, record, "
+                            f"status) or None, got {type(monitor).__name__}")
+        monitor.attach(self, owner)  # checks first (raises, naming the problem)
+        self.drift_monitor_ = monitor
+        return self
+
+    @property
+    def drift_(self) -> Any:
+        """The attached monitor's ``status()`` (a ``DriftStatus``), or None without one."""
+        monitor = self.__dict__.get("drift_monitor_")
+        return None if monitor is None else monitor.status()
 
     # -- persistence (glmbandits.persistence) ------------------------------
     def save(self, path: Any) -> Any:

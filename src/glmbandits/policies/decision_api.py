@@ -71,8 +71,9 @@ class DecisionHost(Protocol):
         """A reward in the family's domain, as a float (else ValueError/TypeError)."""
 
     def _learn_transaction(self, x: np.ndarray, reward: float, tag: int | None, owner: str,
-                           then: Callable[[], None] | None) -> None:
-        """Learn one sample as a transaction; ``then`` runs before it is kept."""
+                           then: Callable[[], None] | None, decision: Any = None) -> None:
+        """Learn one sample as a transaction; ``then`` runs before it is kept (``decision``:
+        the one the reward joins, for a drift monitor)."""
 
 
 class DecisionAPI:
@@ -119,7 +120,8 @@ class DecisionAPI:
         def _check_reward(self, reward: Any, owner: str) -> float: ...
 
         def _learn_transaction(self, x: np.ndarray, reward: float, tag: Any, owner: str,
-                               then: Callable[[], None] | None = None) -> None: ...
+                               then: Callable[[], None] | None = None,
+                               decision: Any = None) -> None: ...
 
     # -- options and statistics ------------------------------------------------
     def configure_decisions(self, **options: Any) -> Any:
@@ -616,7 +618,7 @@ class DecisionAPI:
             return HELD
         then = None if log is None else (
             lambda: log.record_reward(decision_id, now, reward, LEARNED))
-        self._learn_transaction(entry.x, reward, entry.tag, owner, then)
+        self._learn_transaction(entry.x, reward, entry.tag, owner, then, entry.decision)
         store.close_rewarded(decision_id)
         return LEARNED
 
@@ -640,7 +642,7 @@ class DecisionAPI:
             lambda: log.record_expiry(decision_id, now, outcome, value))
         if value is not None:
             self._learn_transaction(entry.x, value, entry.tag,
-                                    f"{type(self).__name__}.expire", write)
+                                    f"{type(self).__name__}.expire", write, entry.decision)
         elif write is not None:
             write()
         store.close_expired(decision_id, outcome)
