@@ -215,7 +215,8 @@ class BatchSyntheticGLMEnv(BatchEnvironment):
         elif self.valid is None and isinstance(self.n_actions, tuple):
             self.valid = np.ones((R, K), dtype=bool)
         block = int(np.clip(BLOCK_BYTES // (8 * R * K * d), 1, MAX_BLOCK_ROUNDS))
-        self._block = min(block, max(1, int(rounds)))
+        needed = max(1, int(rounds) - 1)  # rounds after the current one
+        self._block = -(-needed // -(-needed // block))  # equal blocks: little drawn in vain
         self._rounds = _Cursor(R, self._block)
         self._draw_method = _DRAW_METHODS.get(type(self.family))
         self._rewards = _Cursor(R, self._block)
