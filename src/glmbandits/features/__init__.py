@@ -11,7 +11,11 @@ preallocated buffer that the next call reuses (policies copy what they keep).
 * :class:`Concat` — blocks side by side; :class:`Interaction` — user × item (or
   one-hot × user: the disjoint per-arm model) outer products, optionally low-rank;
 * :class:`UnitBall` — one fitted factor so that ‖x‖ <= 1;
-* :func:`disjoint_features` — the classic "one user context, K arms" encoding.
+* :func:`disjoint_features` — the classic "one user context, K arms" encoding;
+* :class:`FeatureSchema` — named, typed context and action features (:class:`Numeric`,
+  :class:`Boolean`, :class:`Categorical`, :class:`MultiCategorical`, :class:`Vector`,
+  hashed categories, interactions) from request mappings, saved with the model
+  (:func:`attach_schema`).
 
 Examples
 --------
@@ -30,6 +34,13 @@ See ``docs/features.md`` for the digits data run through them into UCB-GLM.
 from .base import FeatureBuilder, Standardizer
 from .builders import (Concat, Intercept, Interaction, ItemFeatures, OneHotAction, UnitBall,
                        UserFeatures, disjoint_features)
+from .categorical_fields import Categorical, MultiCategorical, stable_hash
+from .fields import Field
+from .numeric_fields import Boolean, Numeric, Vector
+from .schema import FeatureSchema
+from .schema_model import attach_schema
 
 __all__ = ["FeatureBuilder", "Standardizer", "UserFeatures", "ItemFeatures", "OneHotAction",
-           "Intercept", "Concat", "Interaction", "UnitBall", "disjoint_features"]
+           "Intercept", "Concat", "Interaction", "UnitBall", "disjoint_features",
+           "FeatureSchema", "attach_schema", "Field", "Numeric", "Boolean", "Categorical",
+           "MultiCategorical", "Vector", "stable_hash"]

@@ -57,6 +57,9 @@ ALLOWED_CLASSES: frozenset[str] = frozenset({
     "glmbandits.estimation.discounted.DiscountedGLMEstimate",
     "glmbandits.estimation.windowed.SlidingWindow",
     "glmbandits.estimation.windowed.WindowedGLMEstimate",
+    # a policy's feature_schema_ (glmbandits.features.attach_schema): saved as JSON values
+    # (its declaration and fitted state), rebuilt and checked by its __setstate__
+    "glmbandits.features.schema.FeatureSchema",
 })
 
 #: Classes users opted in with :func:`register_class`, by qualified name.

@@ -130,6 +130,8 @@ UNKNOWN_ARRAYS: frozenset[tuple[str, str]] = frozenset({
 #: the views of :data:`ARRAY_SHAPES` (``X``, ``y``) instead.
 _BUFFERS: dict[str, tuple[str, ...]] = {
     "glmbandits.estimation.history.SampleHistory": ("_X", "_y"),
+    # the builder and buffers a FeatureSchema rebuilds from its checked saved state
+    "glmbandits.features.schema.FeatureSchema": ("_runtime",),
 }
 
 #: Matrices a constructor builds at most, each d×d float64 (the bound of ``n_features``).
@@ -386,4 +388,9 @@ def check_policy(policy: Any, max_bytes: int) -> None:
                          f"than max_bytes = {max_bytes}")
     _check_constructor(policy, owner)
     _check_decision_options(policy, owner)
+    schema = vars(policy).get("feature_schema_")
+    if schema is not None and getattr(schema, "n_features_out_", None) != n_features:
+        raise ValueError(f"{owner}.feature_schema_ must be a fitted FeatureSchema of "
+                         f"{n_features} columns (n_features), got "
+                         f"{getattr(schema, 'n_features_out_', type(schema).__name__)!r}")
     _StateWalk(policy, n_features).run(policy, owner)

@@ -120,7 +120,7 @@ def _contradicting(params: dict[str, Any], written: dict[str, Any], cls: type[An
 
 
 def load(path: str | os.PathLike[str], expected_class: type | None = None, *,
-         max_bytes: int | None = None) -> Any:
+         max_bytes: int | None = None, schema: Any = None) -> Any:
     """Read a policy written by :func:`save`.
 
     Parameters
@@ -135,6 +135,11 @@ def load(path: str | os.PathLike[str], expected_class: type | None = None, *,
         JSON arrays and objects and the policy's ``n_features`` are bounded by it too
         (``docs/persistence.md``, "Size limits"). Every size is checked before it is
         allocated.
+    schema : glmbandits.features.FeatureSchema, optional
+        Refuse a model not trained under this feature schema: its saved
+        ``feature_schema_`` must have the same fingerprint (for a schema not fitted
+        yet, the same declaration); the message names the first difference
+        (``docs/features.md``, "Declared schemas").
 
     Returns
     -------
@@ -156,6 +161,10 @@ def load(path: str | os.PathLike[str], expected_class: type | None = None, *,
         that is not one). The message names the file and the reason.
     """
     max_bytes = check_max_bytes(max_bytes)
+    check = None if schema is None else getattr(schema, "check_compatible", None)
+    if schema is not None and not callable(check):
+        raise TypeError(f"glmbandits.load: schema must be a FeatureSchema, got "
+                        f"{type(schema).__name__}")
     manifest, state_bytes, npz = unpack(path, max_bytes)
     class_name = manifest["policy"]["class"]
     try:
@@ -191,4 +200,9 @@ def load(path: str | os.PathLike[str], expected_class: type | None = None, *,
         check_policy(policy, max_bytes)
     except Exception as error:  # the constructor's own checks, or the learned state's
         raise _refuse(path, f"its state fails the checks of its class ({error})") from None
+    if check is not None:
+        try:
+            check(policy)
+        except ValueError as error:
+            raise _refuse(path, str(error)) from None
     return policy
