@@ -66,7 +66,10 @@ class FeatureSchema:
         A constant column ``intercept``.
     unit_ball : bool
         Divide every row by one factor fitted so that ‖x‖ <= 1 on every combination of
-        a fitted context with a fitted action (:class:`~.builders.UnitBall`'s bound).
+        a fitted context with a fitted action (:class:`~.builders.UnitBall`'s bound). A
+        request beyond the fitted data (a number outside the fitted values, a longer
+        list of categories) may give ‖x‖ > 1: fit on data that spans what requests hold
+        (one-hot, hashed and boolean columns are bounded whatever the value).
     unknown : "refuse" or "ignore"
         A key of a context or action mapping that is no field of its group is refused
         (default, naming it) or ignored.
