@@ -1,9 +1,13 @@
-"""A swappable array module for the lockstep batch simulator: numpy, CuPy or torch.
+"""A swappable array module for the lockstep batch simulator: numpy, numba, CuPy or torch.
 
 Only the handful of operations the batch kernels need are wrapped, so that the
 same kernel code runs on numpy arrays (the default, always available), on CuPy
-arrays (numpy's API on an NVIDIA GPU) or on torch tensors (CPU or GPU). CuPy and
-torch are optional: they are imported only when asked for.
+arrays (numpy's API on an NVIDIA GPU) or on torch tensors (CPU or GPU). The
+``"numba"`` backend keeps numpy arrays and runs each round's scores, argmax and
+rank-one steps as compiled loops (:mod:`glmbandits.estimation.compiled`, exposed
+as :attr:`ArrayBackend.compiled`). numba, CuPy and torch are optional: they are
+imported only when asked for. What each backend guarantees against numpy is in
+``docs/performance.md`` ("Backends and their guarantees").
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from scipy import special as _special
 __all__ = ["ArrayBackend", "get_backend", "BACKEND_NAMES"]
 
 #: Names accepted by :func:`get_backend`.
-BACKEND_NAMES = ("numpy", "cupy", "torch")
+BACKEND_NAMES = ("numpy", "numba", "cupy", "torch")
 
 
 class ArrayBackend:
@@ -24,17 +28,23 @@ class ArrayBackend:
 
     Parameters
     ----------
-    name : {"numpy", "cupy", "torch"}
+    name : {"numpy", "numba", "cupy", "torch"}
     module : module
-        The imported array module.
+        The imported array module (numpy for ``"numba"``).
     device : str or None
         torch device (``"cuda"`` when available, else ``"cpu"``); unused otherwise.
+    compiled : module or None
+        ``"numba"``: the compiled kernels
+        (:func:`glmbandits.estimation.compiled.kernels`) the batch kernels call
+        for their rounds; None for the array modules.
     """
 
-    def __init__(self, name: str, module: Any, device: str | None = None) -> None:
+    def __init__(self, name: str, module: Any, device: str | None = None,
+                 compiled: Any = None) -> None:
         self.name = name
         self.xp = module
         self.device = device
+        self.compiled = compiled
 
     # -- conversions ---------------------------------------------------------------
     def asarray(self, array: Any) -> Any:
@@ -117,14 +127,23 @@ class ArrayBackend:
 
 
 def get_backend(backend: Any = "numpy") -> ArrayBackend:
-    """The :class:`ArrayBackend` for ``"numpy"``, ``"cupy"``, ``"torch"`` or an instance.
+    """The :class:`ArrayBackend` for ``"numpy"``, ``"numba"``, ``"cupy"``, ``"torch"`` or an instance.
 
     Raises
     ------
     ValueError
         For an unknown name.
     ImportError
-        When CuPy or torch is asked for but not installed.
+        When numba, CuPy or torch is asked for but not installed.
+
+    Examples
+    --------
+    >>> get_backend("numpy")
+    ArrayBackend('numpy')
+    >>> get_backend("jax")
+    Traceback (most recent call last):
+    ...
+    ValueError: get_backend: backend must be one of ['numpy', 'numba', 'cupy', 'torch'], got 'jax'
     """
     if isinstance(backend, ArrayBackend):
         return backend
@@ -133,6 +152,9 @@ def get_backend(backend: Any = "numpy") -> ArrayBackend:
                          f"got {backend!r}")
     if backend == "numpy":
         return ArrayBackend("numpy", np)
+    if backend == "numba":
+        from ..estimation.compiled import kernels
+        return ArrayBackend("numba", np, compiled=kernels("get_backend"))
     if backend == "cupy":
         try:
             import cupy

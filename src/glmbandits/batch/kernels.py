@@ -21,6 +21,11 @@ register one with :func:`~glmbandits.batch.registry.register_batch_kernel`.
 
 Rewards and contexts come from environments, so the kernels do not repeat the
 per-call input checks of :class:`~glmbandits.policies.base.Policy`.
+
+On the ``"numba"`` backend the built-in kernels hand each round to compiled loops
+(:meth:`BatchKernel._select_compiled`, :mod:`glmbandits.estimation.compiled`):
+same formulas, sums in another order, so scores agree with numpy's to rounding
+rather than bit for bit (``docs/performance.md``, "Backends and their guarantees").
 """
 
 from __future__ import annotations
@@ -283,6 +288,35 @@ class BatchKernel(ABC, Generic[_P]):
         actions, counts = argmax_rows(scores[0], valid, tied_rows, rngs)
         propensities = 1.0 / counts
         self._last.record(rows, everyone, scores, valid, propensities)
+        return actions, propensities
+
+
+    def _select_compiled(self, X: np.ndarray, M: np.ndarray, alpha: np.ndarray,
+                         valid: np.ndarray | None, tied_rows: np.ndarray | None,
+                         rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`select` on the ``"numba"`` backend: scores and argmax in one compiled call.
+
+        ``M = [V⁻¹ | θ̂]`` (R, d, d + 1), C-contiguous. Rows in ``tied_rows`` get all-zero scores
+        (uniformly random rounds). When no row ties, no action is padding and no
+        score is NaN, the compiled argmax is the action; otherwise :meth:`_record`
+        decides as on numpy.
+        """
+        compiled = self.backend.compiled
+        X = np.ascontiguousarray(X, dtype=np.float64)  # BLAS needs contiguous rows
+        n, K = rows.shape[0], X.shape[1]
+        ucb, mean, width = np.empty((n, K)), np.empty((n, K)), np.empty((n, K))
+        actions, counts = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+        compiled.augmented_ucb_rows(X, M, alpha, rows, ucb, mean, width, actions, counts)
+        if tied_rows is not None:
+            zero = tied_rows[rows]
+            for array in (ucb, mean, width):
+                array[zero] = 0.0
+        if valid is not None or tied_rows is not None or counts.max(initial=1) > 1 \
+                or counts.min(initial=1) < 1:
+            return self._record(ucb, mean, width, valid, tied_rows, rows, of_rows=True)
+        everyone = self._everyone(rows)
+        propensities = self._ones if everyone else np.ones(n)
+        self._last.record(rows, everyone, (ucb, mean, width), None, propensities)
         return actions, propensities
 
 

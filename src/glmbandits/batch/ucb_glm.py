@@ -151,6 +151,8 @@ class UCBGLMKernel(BatchKernel[UCBGLM]):
                ) -> tuple[np.ndarray, np.ndarray]:
         backend = self.backend
         initial = None if self.steady or not self.initial.any() else self.initial
+        if backend.compiled is not None:
+            return self._select_compiled(X, self.M_s, self.alpha, valid, initial, rows)
         if self._few(rows):
             index = backend.index(rows)
             ucb, mean, width = augmented_ucb(backend, backend.asarray(X[rows]), self.M_s[index],
@@ -169,7 +171,14 @@ class UCBGLMKernel(BatchKernel[UCBGLM]):
         est = self.est
         est.append(rows, self._selector(rows), x, rewards)
         backend = self.backend
-        if self._few(rows):
+        if backend.compiled is not None:  # in place, on the rows that played only
+            quadratic = np.empty(rows.shape[0])
+            backend.compiled.sherman_morrison_rows(self.V_inv, x, rows, quadratic)
+            if self._everyone(rows):
+                est.log_det += np.log1p(quadratic)
+            else:
+                est.log_det[rows] += np.log1p(quadratic)
+        elif self._few(rows):
             index = backend.index(rows)
             V_inv = self.V_inv[index]
             quadratic = batched_sherman_morrison(backend, V_inv, backend.asarray(x))

@@ -8,6 +8,8 @@ import numpy as np
 
 from .._validation import SeedLike, check_positive
 from .base import ActionScores, Policy, ucb_scores
+from .compiled_round import ucb_choice
+from ..estimation.compiled import check_backend
 from ..estimation.checkpoint import Checkpoint
 from ..estimation.estimates import RidgeEstimate
 
@@ -42,6 +44,11 @@ class LinUCB(Policy):
         (e.g. 2 under ``"logistic"``, whose domain is [0, 1]) is refused with a
         ``ValueError``, as every policy refuses it. The ridge model itself is the
         same for every family. ``None`` accepts any finite reward.
+    backend : {"numpy", "numba"}, default "numpy"
+        ``"numba"`` scores the K actions and takes their argmax in one compiled
+        call (:mod:`glmbandits.policies.compiled_round`; needs the ``compiled``
+        extra, else ``ImportError``). Same rule, scores equal to numpy's to
+        rounding (``docs/performance.md``, "Backends and their guarantees").
 
     References
     ----------
@@ -64,12 +71,14 @@ class LinUCB(Policy):
 
     def __init__(self, n_features: int, alpha: float = 1.0, l2: float = 1.0,
                  seed: SeedLike = None,
-                 exploration_floor: float = 0.0, family: Any = None) -> None:
+                 exploration_floor: float = 0.0, family: Any = None,
+                 backend: str = "numpy") -> None:
         super().__init__(n_features, family, seed, exploration_floor)
         owner = type(self).__name__
         self.alpha = check_positive(alpha, owner, "alpha")
         self.l2 = check_positive(l2, owner, "l2")
         self.estimate_ = RidgeEstimate(self.n_features, self.l2)
+        self.backend = check_backend(backend, owner)  # last, where __setstate__ adds it
 
     @property
     def theta_(self) -> np.ndarray:
@@ -79,7 +88,14 @@ class LinUCB(Policy):
     def V_inv_(self) -> np.ndarray:
         return self.estimate_.V_inv_
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        state.setdefault("backend", "numpy")  # model files and pickles from before the option
+        super().__setstate__(state)
+
     def _choose(self, X: np.ndarray) -> tuple[int, ActionScores, np.ndarray]:
+        if self.backend == "numba":
+            return ucb_choice(X, self.estimate_.theta_, self.estimate_.V_inv_, self.alpha,
+                              self.rng_)
         return self._choose_max(ucb_scores(X, self.estimate_.theta_, self.estimate_.V_inv_,
                                            self.alpha))
 

@@ -12,6 +12,8 @@ from ..families import GLMFamily, get_family
 from ..theory import (kappa_and_sigma, ucb_glm_alpha, ucb_glm_theorem4_alpha,
                       ucb_glm_theorem4_tau, widen_for_refit_tol)
 from .base import ActionScores, Policy, tied_scores, ucb_scores
+from .compiled_round import ucb_choice
+from ..estimation.compiled import check_backend
 from ..estimation.checkpoint import Checkpoint
 from ..estimation.estimates import GLMEstimate
 from ..estimation.schedule import RarelySwitchingSnapshot, check_refit
@@ -105,6 +107,13 @@ class UCBGLM(Policy):
         :func:`glmbandits.estimation.lazy.lazy_newton_refit`, usually in one
         Newton step and one exact pass.
 
+    backend : {"numpy", "numba"}, default "numpy"
+        ``"numba"`` scores the K actions and takes their argmax in one compiled
+        call (:mod:`glmbandits.policies.compiled_round`; needs the ``compiled``
+        extra, else ``ImportError``). Same rule, scores equal to numpy's to
+        rounding (``docs/performance.md``, "Backends and their guarantees");
+        refits are numpy's either way.
+
     Attributes
     ----------
     theta_ : ndarray of shape (d,)
@@ -140,6 +149,10 @@ class UCBGLM(Policy):
     #: Always a family here (the family-free policies of ``Policy`` keep ``None``).
     family: GLMFamily
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        state.setdefault("backend", "numpy")  # model files and pickles from before the option
+        super().__setstate__(state)
+
     def __init__(
         self,
         n_features: int,
@@ -153,6 +166,7 @@ class UCBGLM(Policy):
         refit_growth: float = 2.0,
         refit_tol: float = 0.03,
         exploration_floor: float = 0.0,
+        backend: str = "numpy",
     ) -> None:
         super().__init__(n_features, family, seed, exploration_floor)
         owner = type(self).__name__
@@ -166,6 +180,7 @@ class UCBGLM(Policy):
                                      lazy=self.refit == "lazy")
         self.snapshot_ = RarelySwitchingSnapshot(self.refit_growth) if refit == "lazy" else None
         self.estimate_.v_norm_tol = self._v_norm_tol()
+        self.backend = check_backend(backend, owner)  # last, where __setstate__ adds it
 
     @classmethod
     def from_theory(cls, n_features: int, horizon: int, family: Any = "logistic", *,
@@ -269,6 +284,8 @@ class UCBGLM(Policy):
             theta, V_inv = self.snapshot_.current(estimate)
         else:
             theta, V_inv = estimate.theta, estimate.V_inv
+        if self.backend == "numba":
+            return ucb_choice(X, theta, V_inv, self.alpha, self.rng_)
         return self._choose_max(ucb_scores(X, theta, V_inv, self.alpha))
 
     def _learn(self, x: np.ndarray, reward: float) -> None:
