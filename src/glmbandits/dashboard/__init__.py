@@ -8,7 +8,8 @@ without a key, since they hold no data, and nothing else of this folder (its
 ``__init__.py`` is a 404).
 
 The JSON the page reads: ``/v1/model`` ``{"class", "params", "n_features", "max_actions",
-"model_version", "counts": {"decisions", "rewards", "pending", "expired"}}``;
+"model_version", "counts": {"decisions", "rewards", "pending", "expired"}, "drift"}`` (the
+drift monitor's status, ``DriftStatus.as_dict()``, or null);
 ``/v1/events`` one event a line with ``seq``, ``kind``, ``decision_id``, ``timestamp``
 (decisions: ``action``, ``probabilities``, ``model_version``; rewards: ``reward``,
 ``status``); ``/v1/evaluation`` ``ShadowEvaluation.to_dict()``, or

@@ -17,7 +17,7 @@
   var generation = 0;         // bumped on every (re)connect and on a wrong key
   var timer = null;
   var state = null;
-  var charts = {rate: null, reward: null};
+  var charts = {rate: null, reward: null, drift: null};
   var pristine = document.getElementById("dashboard").innerHTML;
 
   function $(id) { return document.getElementById(id); }
@@ -192,6 +192,43 @@
     });
   }
 
+  // the drift monitor's windows (GET /v1/model's drift): the model's mean prediction against
+  // the mean reward it got; an alarm says the latest window moved away from the one before
+  function renderDrift(drift) {
+    $("drift-empty").hidden = !!drift;
+    $("drift-body").hidden = !drift;
+    if (!drift) { return; }
+    var verdict = $("drift-state");
+    verdict.textContent = drift.alarm ? "drift detected"
+      : (drift.statistic == null ? "collecting windows" : "no drift detected");
+    verdict.className = drift.alarm ? "verdict-bad" : (drift.statistic == null ? "" : "verdict-good");
+    setText("drift-z", drift.statistic == null ? "–" : fixed(Math.abs(drift.statistic), 2));
+    setText("drift-threshold", fixed(drift.threshold, 2));
+    setText("drift-alarms", integer(drift.alarms));
+    setText("drift-observed", integer(drift.observed));
+    setText("drift-last-alarm", drift.last_alarm_at == null ? "no alarm yet"
+      : "last alarm after " + integer(drift.last_alarm_at) + " rewards"
+        + (drift.action === "restart" ? " (the estimate restarted)" : ""));
+    var observed = drift.history_observed || [], predicted = drift.history_predicted || [];
+    if (observed.length === 0) { return; }
+    var xs = observed.map(function (_, i) { return i - observed.length + 1; });
+    var data = [xs, observed, predicted];
+    var width = Math.max(300, $("chart-drift").clientWidth);
+    if (charts.drift === null) {
+      charts.drift = new uPlot({
+        width: width, height: 200, padding: [12, 28, 0, 0],
+        scales: {x: {time: false}, y: {range: fromZero(1)}},
+        series: [{label: "window (0 = latest)"},
+                 {label: "observed", stroke: "#1a8a4a", width: 2},
+                 {label: "predicted", stroke: "#2f6fdf", width: 2, dash: [6, 4]}],
+        axes: [{}, {size: 50}]
+      }, data, $("chart-drift"));
+    } else {
+      charts.drift.setSize({width: width, height: 200});
+      charts.drift.setData(data);
+    }
+  }
+
   function renderEvaluation(evaluation) {
     var ready = evaluation && evaluation.policy_dr && evaluation["default"];
     $("evaluation-empty").hidden = !!ready;
@@ -267,6 +304,7 @@
         $("auth-error").hidden = true;
         $("dashboard").hidden = false;
         renderModel(results[0]);
+        renderDrift(results[0].drift);
         absorb(results[1]);
         renderRates();
         renderLatest();

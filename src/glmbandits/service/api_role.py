@@ -46,6 +46,7 @@ from .config import ServiceConfig
 from .core import DecisionService
 from .errors import Invalid, NotFound, conflict, refused
 from .events import Event
+from .metrics import drift_body
 from .postgres_store import CHANNEL, ModelVersion, PostgresStore
 from .roles import Operation, ServedPolicy, Worker, decision_answer
 from .snapshot import decode_snapshot
@@ -285,7 +286,8 @@ class ApiRole:
                 "decisions": counts.get("decisions", 0),
                 "rewards": counts.get("rewards", 0), "counts": counts,
                 "last_seq": self.store.last_seq(), "snapshot_seq": service.snapshot_seq,
-                "role": "api", "version_id": None if version is None else version.id}
+                "role": "api", "version_id": None if version is None else version.id,
+                "drift": drift_body(policy)}
 
     def totals(self, service: Worker) -> dict[str, int]:
         """The store's counters: totals over every API process."""

@@ -38,7 +38,7 @@ from .core import DecisionService
 from .errors import Invalid, ServiceError, error_body, refusal_body
 from .evaluation import ShadowEvaluator
 from .hot_routes import HotRoutes
-from .metrics import Metrics
+from .metrics import Metrics, drift_body
 from .openapi import MAX_AFTER, MAX_EVENTS_PAGE, openapi_document
 
 __all__ = ["create_app"]
@@ -114,8 +114,10 @@ def create_app(config: ServiceConfig, service: DecisionService, *,
         return _json(await service.call_async(service.model_info_operation()))
 
     async def prometheus(request: Request) -> Response:
+        drift = None if config.drift is None else await service.call_async(
+            lambda: drift_body(service.policy))  # on the worker: one consistent status
         text = metrics.render(service.totals(), service.pending_count(),
-                              service.commit_counts())
+                              service.commit_counts(), drift)
         return PlainTextResponse(text, media_type="text/plain; version=0.0.4")
 
     def _query_int(request: Request, name: str, default: int | None) -> int | None:

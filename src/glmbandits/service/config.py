@@ -6,6 +6,9 @@ value is a :class:`ConfigError` that names the key, what was expected and what w
 The policy is built once while checking, so its parameters are checked by the
 policy class itself. ``example_config()`` is the commented config printed by
 ``glmbandits serve --example-config``; it starts as it is.
+
+Why this module is long: the one table of keys (:data:`CONFIG_FIELDS`), the dataclasses it
+fills (one per table) and the example config that shows every key belong together.
 """
 
 from __future__ import annotations
@@ -24,7 +27,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-__all__ = ["ConfigError", "ServiceConfig", "PolicyConfig", "DecisionConfig", "MODES", "load_config",
+__all__ = ["ConfigError", "ServiceConfig", "PolicyConfig", "DecisionConfig", "DriftConfig", "MODES",
+           "load_config",
            "parse_config", "example_config", "hash_key", "ENV_API_KEYS", "EXAMPLE_KEYS",
            "refuse_example_keys", "CONFIG_FIELDS", "Field"]
 
@@ -130,6 +134,24 @@ class DecisionConfig:
 
 
 @dataclass(frozen=True)
+class DriftConfig:
+    """``[drift]``: the drift monitor the served policy carries (the table present: on;
+    absent: off). See :class:`glmbandits.evaluation.DriftMonitor`; its state is part of
+    the model (saved in snapshots, rebuilt by replay), so the table is in the fingerprint."""
+
+    window: int = 500
+    alpha: float = 0.01
+    warmup: int | None = None
+    action: str = "none"
+
+    def monitor(self) -> Any:
+        """A fresh :class:`~glmbandits.evaluation.DriftMonitor` with these parameters."""
+        from ..evaluation.drift import DriftMonitor
+
+        return DriftMonitor(self.window, self.alpha, warmup=self.warmup, action=self.action)
+
+
+@dataclass(frozen=True)
 class ServiceConfig:
     """A checked service config (see :func:`example_config` for every key)."""
 
@@ -146,6 +168,7 @@ class ServiceConfig:
     header_timeout: float = 10.0
     body_timeout: float = 30.0
     api_key_sha256: tuple[str, ...] = ()
+    drift: DriftConfig | None = None
 
     def fingerprint(self) -> str:
         """What the model state depends on, as canonical JSON; a store remembers it so
@@ -156,11 +179,15 @@ class ServiceConfig:
                                       "horizon": self.policy.horizon,
                                       "params": self.policy.params,
                                       "max_actions": self.decisions.max_actions},
-                           "decisions": self.decisions.policy_options()}, sort_keys=True)
+                           "decisions": self.decisions.policy_options(),
+                           **({} if self.drift is None else {"drift": vars(self.drift)})},
+                          sort_keys=True)
 
     def build_policy(self) -> Any:
         """A fresh policy, configured for decisions, as this config describes."""
         policy = self.policy.build(self.decisions.max_actions)
+        if self.drift is not None:
+            policy.monitor_drift(self.drift.monitor())
         return policy.configure_decisions(**self.decisions.policy_options())
 
     def key_hashes(self, environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
@@ -254,6 +281,13 @@ CONFIG_FIELDS: dict[str, dict[str, Field]] = {
         "body_timeout": _seconds(0.01),
     },
     "auth": {"api_key_sha256": Field(list, "a list of 64-digit SHA-256 hex digests")},
+    "drift": {
+        "window": _count(10),
+        "alpha": Field((int, float), "a number in (0, 1)", lambda value: 0 < value < 1,
+                       convert=float),
+        "warmup": _count(0),
+        "action": _choice("none", "restart"),
+    },
 }
 
 
@@ -334,8 +368,8 @@ def parse_config(data: dict[str, Any], *, source: str = "<config>",
         raise ConfigError(f"config {source!r}: the [policy] table is missing (it needs at "
                           "least name and n_features)")
     typed = {table: _check_types(data, table, source) for table in CONFIG_FIELDS}
-    policy, decisions, service, auth = (_check_table(typed[table], table, source)
-                                        for table in CONFIG_FIELDS)
+    policy, decisions, service, auth, drift = (_check_table(typed[table], table, source)
+                                               for table in CONFIG_FIELDS)
     if "db" in service:
         from .store import parse_db_url
 
@@ -348,7 +382,8 @@ def parse_config(data: dict[str, Any], *, source: str = "<config>",
     hashes = auth.get("api_key_sha256", [])
     _check_keys(hashes, source)
     config = ServiceConfig(policy=PolicyConfig(**policy), decisions=DecisionConfig(**decisions),
-                           api_key_sha256=tuple(hashes), **service)
+                           api_key_sha256=tuple(hashes), **service,
+                           drift=DriftConfig(**drift) if "drift" in data else None)
     try:
         config.build_policy()
     except (TypeError, ValueError) as error:
@@ -405,6 +440,11 @@ body_timeout = 30.0       # seconds its body may take after the headers (408)
 # GLMBANDITS_API_KEYS (comma-separated). Without any key the service does not start, and
 # a key shown in the documentation (such as "change-me") is refused.
 api_key_sha256 = []
+
+# [drift]                 # uncomment to monitor drift (docs/drift.md); off without it
+# window = 500            # rewarded decisions per block of the two-window test
+# alpha = 0.01            # bound on the chance of any false alarm while nothing changes
+# action = "none"         # on an alarm: "none" (report it) or "restart" (a fresh estimate)
 '''
 
 

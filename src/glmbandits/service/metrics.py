@@ -2,7 +2,10 @@
 
 Small and lock-protected (the routes run on one event loop, the renderer may
 not); the counts of decisions and rewards come from the log's totals, so they
-survive restarts.
+survive restarts. With a ``[drift]`` table the served policy carries a drift monitor
+(:class:`glmbandits.evaluation.DriftMonitor`), whose state is part of the model: its
+counts survive restarts too, and :func:`drift_body` is what ``/metrics`` and
+``GET /v1/model`` report of it.
 """
 
 from __future__ import annotations
@@ -10,12 +13,30 @@ from __future__ import annotations
 import bisect
 import threading
 
+from typing import Any
+
 from ..data.vocabulary import EXPIRY_OUTCOMES, REWARD_STATUSES
 
-__all__ = ["Metrics", "LATENCY_BUCKETS"]
+__all__ = ["Metrics", "LATENCY_BUCKETS", "drift_body"]
 
 #: Upper bounds (seconds) of the latency histogram buckets.
 LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
+
+
+def drift_body(policy: Any) -> dict[str, Any] | None:
+    """The drift monitor's status as JSON (``GET /v1/model``'s ``drift``), None without one.
+
+    Examples
+    --------
+    >>> from glmbandits import UCBGLM
+    >>> from glmbandits.evaluation import DriftMonitor
+    >>> drift_body(UCBGLM(2, seed=0)) is None
+    True
+    >>> drift_body(UCBGLM(2, seed=0).monitor_drift(DriftMonitor(window=100)))["alarms"]
+    0
+    """
+    status = None if policy is None else policy.drift_
+    return None if status is None else dict(status.as_dict())
 
 
 class _Histogram:
@@ -41,6 +62,14 @@ class Metrics:
     >>> text = metrics.render({"decisions": 1}, pending=1)
     >>> 'glmbandits_rejected_requests_total{endpoint="decide",status="422"} 1' in text
     True
+    >>> drift = {"observed": 900, "unscored": 0, "alarms": 1, "alarm": False,
+    ...          "statistic": -0.4, "threshold": 3.2, "observed_mean": 0.31,
+    ...          "predicted_mean": 0.30}
+    >>> for line in metrics.render({}, 0, drift=drift).splitlines():
+    ...     if line.startswith("glmbandits_drift_window_mean"):
+    ...         print(line)
+    glmbandits_drift_window_mean{kind="observed"} 0.31
+    glmbandits_drift_window_mean{kind="predicted"} 0.3
     """
 
     def __init__(self) -> None:
@@ -57,8 +86,10 @@ class Metrics:
                 self._latency.setdefault(endpoint, _Histogram()).observe(seconds)
 
     def render(self, totals: dict[str, int], pending: int,
-               commits: tuple[int, int] | None = None) -> str:
-        """The Prometheus exposition text; ``commits`` is (commits, requests they covered)."""
+               commits: tuple[int, int] | None = None,
+               drift: dict[str, Any] | None = None) -> str:
+        """The Prometheus exposition text; ``commits`` is (commits, requests they covered),
+        ``drift`` the monitor's :func:`drift_body` (None: no drift metrics)."""
         lines = []
 
         def metric(name: str, kind: str, help_text: str) -> None:
@@ -88,6 +119,8 @@ class Metrics:
                    "Requests whose events those commits wrote (their ratio is the group "
                    "size).")
             lines.append(f"glmbandits_committed_requests_total {commits[1]}")
+        if drift is not None:
+            _drift_lines(drift, metric, lines)
         with self._lock:
             responses = dict(self._responses)
             latency = {k: (list(h.counts), h.total, h.n) for k, h in self._latency.items()}
@@ -110,3 +143,29 @@ class Metrics:
             lines.append(f'glmbandits_request_seconds_sum{{endpoint="{endpoint}"}} {total!r}')
             lines.append(f'glmbandits_request_seconds_count{{endpoint="{endpoint}"}} {n}')
         return "\n".join(lines) + "\n"
+
+
+def _drift_lines(drift: dict[str, Any], metric: Any, lines: list[str]) -> None:
+    """The drift monitor's counters and gauges (a gauge of a check not yet made is left out)."""
+    metric("glmbandits_drift_observations_total", "counter",
+           "Rewards the drift monitor tested (scored: with the prediction the decision was "
+           "made with) or could not (unscored).")
+    lines.append(f'glmbandits_drift_observations_total{{scored="true"}} {drift["observed"]}')
+    lines.append(f'glmbandits_drift_observations_total{{scored="false"}} {drift["unscored"]}')
+    metric("glmbandits_drift_alarms_total", "counter", "Drift alarms raised (all time).")
+    lines.append(f"glmbandits_drift_alarms_total {drift['alarms']}")
+    metric("glmbandits_drift_alarm", "gauge", "1 if the latest check raised an alarm.")
+    lines.append(f"glmbandits_drift_alarm {int(drift['alarm'])}")
+    if drift["statistic"] is not None:
+        metric("glmbandits_drift_statistic", "gauge",
+               "The latest check's z (latest window against the one before it) and the "
+               "threshold |z| had to pass.")
+        lines.append(f'glmbandits_drift_statistic{{value="z"}} {drift["statistic"]!r}')
+        lines.append(f'glmbandits_drift_statistic{{value="threshold"}} {drift["threshold"]!r}')
+    if drift["observed_mean"] is not None:
+        metric("glmbandits_drift_window_mean", "gauge",
+               "The latest complete window's mean reward and mean predicted reward.")
+        lines.append(f'glmbandits_drift_window_mean{{kind="observed"}} '
+                     f'{drift["observed_mean"]!r}')
+        lines.append(f'glmbandits_drift_window_mean{{kind="predicted"}} '
+                     f'{drift["predicted_mean"]!r}')

@@ -30,6 +30,7 @@ from ..policies.decisions import Decision, EventSink, PendingDecisions, retry_de
 from .errors import refused
 from .config import ServiceConfig
 from .events import Event, LogSink
+from .metrics import drift_body
 from .replay import check_restored, policy_from_snapshot, replay_events
 from .store import Store
 
@@ -285,7 +286,8 @@ class AllRole:
                 "decisions": totals.get("decisions", 0),
                 "rewards": totals.get("rewards", 0),
                 "counts": counts,
-                "last_seq": service.store.last_seq(), "snapshot_seq": service.snapshot_seq}
+                "last_seq": service.store.last_seq(), "snapshot_seq": service.snapshot_seq,
+                "drift": drift_body(policy)}
 
     def totals(self, service: Worker) -> dict[str, int]:
         return service.cached_totals()

@@ -93,6 +93,8 @@ class ModelResponse(msgspec.Struct):
     rewards: int
     pending: int
     counts: dict[str, int]
+    #: The drift monitor's status (``[drift]`` configured; docs/drift.md), else null.
+    drift: dict[str, Any] | None = None
 
 
 def _path_of(message: str) -> str:
