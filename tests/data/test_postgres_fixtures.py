@@ -18,6 +18,7 @@ psycopg = pytest.importorskip("psycopg")
 
 from glmbandits.data import PostgresEventLog  # noqa: E402
 from glmbandits.data.event_export import JoinedDecisions  # noqa: E402
+from glmbandits.data.sqlite_log import ROW_COLUMNS  # noqa: E402
 from glmbandits.service.events import Event  # noqa: E402
 from glmbandits.service.export import joined_decisions  # noqa: E402
 from glmbandits.service.postgres_store import PostgresStore  # noqa: E402
@@ -45,6 +46,16 @@ def test_an_old_postgres_event_log_reads_joins_and_takes_writes(postgres_url) ->
         assert log.counts() == expected["counts"]
         log.record_reward("p5", 20.0, 0.0, "learned")
         assert JoinedDecisions.from_log(log).reward_sources[5] == "learned"
+        assert log.schema_version == 3
+    # migrated in place to the one PostgreSQL log's shape, the service's table's
+    with psycopg.connect(postgres_url) as connection:
+        columns = [row[0] for row in connection.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_schema = "
+            "current_schema() AND table_name = %s", ("glmbandits_events",))]
+        service = [row[0] for row in connection.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_schema = "
+            "current_schema() AND table_name = %s", ("glmbandits_service_events",))]
+    assert sorted(columns) == sorted(service) == sorted(("seq",) + ROW_COLUMNS)
 
 
 def test_an_old_postgres_service_store_reads_joins_and_takes_writes(postgres_url) -> None:

@@ -169,10 +169,11 @@ def test_postgres_logs_shadow_decisions_and_migrates_a_version_1_database(postgr
                      "n_features, contexts, probabilities, action, propensity, "
                      "model_version) VALUES ('decision', 'old', 0.0, 2, 2, %s, %s, 1, 0.5, 0)",
                      (np.eye(2).tobytes(), np.array([0.5, 0.5]).tobytes()))
-    with PostgresEventLog(postgres_url) as log:
-        assert log.schema_version == 2
+    with PostgresEventLog(postgres_url) as log:  # migrated through version 2 to 3
+        assert log.schema_version == len(MIGRATIONS) == 3
         old = next(log.decisions())
-        assert old.decision_id == "old" and old.policy_action is None
+        assert old.decision_id == "old" and old.policy_action is None and old.sequence == 1
+        assert np.array_equal(old.contexts, np.eye(2))
         _drive(log, shadow_every=2, rounds=6)
         decisions = list(log.decisions())
         shadow = [d for d in decisions if d.shadow]
@@ -180,4 +181,4 @@ def test_postgres_logs_shadow_decisions_and_migrates_a_version_1_database(postgr
         assert all(d.propensity is None for d in shadow)
         assert LoggedBanditData.from_event_log(log).join_counts["shadow"] == 3
     with psycopg.connect(postgres_url) as conn:
-        assert conn.execute("SELECT version FROM glmbandits_schema_version").fetchone() == (2,)
+        assert conn.execute("SELECT version FROM glmbandits_schema_version").fetchone() == (3,)

@@ -16,19 +16,17 @@ so two processes starting at once do not race):
   migrated_at timestamptz)``: the row ``('event_log', N)`` records the version;
   a database with a newer version is refused, never modified.
 * ``glmbandits_events``: one row per event (version 2 added ``policy_action``, set
-  on shadow decisions, whose ``propensity`` is null), ``sequence bigserial primary key``,
-  the columns of the SQLite log (``contexts`` and ``probabilities`` as float64
-  ``bytea``), an index on ``decision_id``, triggers that refuse UPDATE, DELETE
-  and TRUNCATE.
+  on shadow decisions, whose ``propensity`` is null; version 3 the one log's shape),
+  ``seq bigserial primary key``, the columns of the SQLite log (``contexts`` and
+  ``probabilities`` as float64 ``bytea``), an index on ``decision_id``, triggers that
+  refuse UPDATE, DELETE and TRUNCATE.
 
-**Sequence order is commit order.** A ``bigserial`` value is drawn when a row is
-inserted, not when it commits, so with concurrent writers event 7 could commit
-before event 6; a reader that had read up to 7 would then never see 6. Every
-append therefore takes ``LOCK TABLE glmbandits_events IN SHARE ROW EXCLUSIVE
-MODE`` (writers queue, readers are not blocked) until its commit: a tailing reader
-(the learner) that asks for ``events(after=last)`` never misses an event. This
-serialises commits, as SQLite's single writer does; :meth:`batch` groups many
-events into one commit.
+**Sequence order is commit order.** The table has the one PostgreSQL log's shape and
+is appended to as :mod:`.postgres_log` says (every append holds the log's advisory lock
+until its commit: writers queue, readers are not blocked, and a tailing reader that asks
+for ``events(after=last)`` never misses an event); :meth:`batch` groups many events
+into one commit. Version 3 gave the table that shape (key ``seq``, the service's
+columns): a version-2 table is migrated in place, its rows kept as they are.
 
 Durability: each ``record_*`` commits before it returns; whether a commit is
 fsynced is the server's ``synchronous_commit``/``fsync`` setting (on by default).
@@ -54,7 +52,9 @@ from typing import Any, Iterator
 
 from .._validation import check_real
 from .event_log_base import EventLogBase
-from .postgres_locks import apply_migrations, connect, redact_url, require_psycopg
+from .postgres_locks import (advisory_key, apply_migrations, connect, redact_url,
+                             require_psycopg)
+from .postgres_log import PostgresLog, policy_table_upgrade
 
 __all__ = ["PostgresEventLog", "POSTGRES_SCHEMA_VERSION", "MIGRATIONS"]
 
@@ -88,30 +88,11 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (  # version 2: shadow mode (the propensity of a shadow decision is null)
         "ALTER TABLE glmbandits_events ADD COLUMN policy_action integer",
     ),
+    # version 3: the one PostgreSQL log's shape (key seq, the service's columns)
+    policy_table_upgrade("glmbandits_events"),
 )
 POSTGRES_SCHEMA_VERSION = len(MIGRATIONS)
 COMPONENT = "event_log"
-#: ``sequence`` and the one event row (:data:`~glmbandits.data.sqlite_log.ROW_COLUMNS`):
-#: this table keeps no excluded rows, sweeps or tags (a policy writes none)
-_COLUMNS = ("sequence, kind, decision_id, timestamp, n_actions, contexts, NULL, action, "
-            "probabilities, propensity, model_version, reward, status, NULL, policy_action, NULL")
-_INSERT = ("INSERT INTO glmbandits_events (kind, decision_id, timestamp, n_actions, "
-           "n_features, contexts, probabilities, action, propensity, model_version, reward, "
-           "status, policy_action) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)")
-
-
-def _table_row(row: tuple[Any, ...]) -> tuple[Any, ...]:
-    """The values of :data:`_INSERT` for one checked event row (d from the contexts)."""
-    (kind, decision_id, timestamp, K, contexts, _, action, probabilities, propensity,
-     model_version, reward, status, _, policy_action, _) = row
-    d = None if contexts is None else len(contexts) // (8 * K)
-    return (kind, decision_id, timestamp, K, d, contexts, probabilities, action, propensity,
-            model_version, reward, status, policy_action)
-
-
-_LOCK = "LOCK TABLE glmbandits_events IN SHARE ROW EXCLUSIVE MODE"
-
-
 def migrate(connection: Any, owner: str) -> int:
     """Create or migrate the event-log schema on an autocommit ``connection``; its version.
 
@@ -147,7 +128,7 @@ class PostgresEventLog(EventLogBase):
 
     _table = "glmbandits_events"
     _param = "%s"
-    _columns = _COLUMNS
+    _key = "seq"
     _reopen_hint = "reopen the log by its URL"
 
     def __init__(self, url: str, *, connect_timeout: float = 10.0) -> None:
@@ -172,9 +153,13 @@ class PostgresEventLog(EventLogBase):
         self._connection = self._connect()
         try:
             self.schema_version = migrate(self._connection, self._owner)
+            schema = self._connection.execute("SELECT current_schema()").fetchone()[0]
         except BaseException:
             self._connection.close()
             raise
+        self._log = PostgresLog(self._table,
+                                advisory_key(f"glmbandits.event_log.append:{schema}"))
+        self._columns = self._log.select
 
     def _connect(self) -> Any:
         return connect(self._url, application_name="glmbandits-event-log",
@@ -210,19 +195,18 @@ class PostgresEventLog(EventLogBase):
 
     # -- writing -------------------------------------------------------------------
     def _append(self, owner: str, values: tuple[Any, ...]) -> None:
-        values = _table_row(values)
         with self._lock:
             if self._batch_depth:
-                self._live(owner).execute(_INSERT, values)
+                self._log.insert(self._live(owner), [values])
                 return
             for attempt in (1, 2):
                 connection = self._live(owner)
                 sent = False
                 try:
                     with connection.transaction():  # committed when the block exits
-                        connection.execute(_LOCK)
+                        self._log.lock(connection)
                         sent = True
-                        connection.execute(_INSERT, values)
+                        self._log.insert(connection, [values])
                     return
                 except self._psycopg.OperationalError:
                     # a connection the server cut while idle (a restart) fails at BEGIN or
@@ -260,7 +244,7 @@ class PostgresEventLog(EventLogBase):
                 transaction = connection.transaction()
                 transaction.__enter__()
                 self._transaction = transaction
-                connection.execute(_LOCK)
+                self._log.lock(connection)
             self._batch_depth += 1
         try:
             yield self

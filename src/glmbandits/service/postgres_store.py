@@ -8,8 +8,9 @@ API processes). Its tables, created and migrated by the service itself
 (:func:`~glmbandits.data.postgres_locks.apply_migrations`, component
 ``service_store``, recorded in ``glmbandits_schema_version``):
 
-* ``glmbandits_service_events``: the columns of the SQLite store's event table
-  (``propensity`` nullable, ``policy_action``, ``tag``), ``seq bigserial``; a unique
+* ``glmbandits_service_events``: the one PostgreSQL event log's table, written and read
+  through :class:`~glmbandits.data.postgres_log.PostgresLog` as a policy's
+  ``PostgresEventLog`` is (``seq bigserial`` and the SQLite log's columns); a unique
   index on the decision id of ``decision`` events (one decision per id, across every
   API process); append-only (triggers refuse UPDATE, DELETE, TRUNCATE).
 * ``glmbandits_service_counters``: the totals of :meth:`totals`, updated in the
@@ -53,7 +54,8 @@ from typing import Any, Iterator
 
 from ..data.postgres_locks import (advisory_key, apply_migrations, connect, lock_holders,
                                    redact_url, require_psycopg, try_advisory_lock)
-from .events import ROW_COLUMNS, Event, event_from_row, event_row, page_events, total_keys
+from ..data.postgres_log import PostgresLog
+from .events import Event, event_from_row, event_row, page_events, total_keys
 from .log_lock import LogInUseError
 
 __all__ = ["PostgresStore", "ModelVersion", "MIGRATIONS", "SCHEMA_VERSION", "KEEP_VERSIONS",
@@ -97,9 +99,6 @@ COMPONENT = "service_store"
 KEEP_VERSIONS = 5
 #: The NOTIFY channel of new model versions (the payload is the row id).
 CHANNEL = "glmbandits_model_versions"
-_COLUMNS = "seq, " + ", ".join(ROW_COLUMNS)
-_INSERT = (f"INSERT INTO {_EVENTS} ({', '.join(ROW_COLUMNS)}) VALUES "
-           f"({', '.join(['%s'] * len(ROW_COLUMNS))}) RETURNING seq")
 _COUNT = ("INSERT INTO glmbandits_service_counters (name, value) VALUES (%s, %s) "
           "ON CONFLICT (name) DO UPDATE SET value = glmbandits_service_counters.value + "
           "EXCLUDED.value")
@@ -163,6 +162,8 @@ class PostgresStore:
         #: the schema the tables live in; lock keys are per schema
         self.schema = str(schema)
         self.append_key = advisory_key(f"glmbandits.service.append:{self.schema}")
+        #: the event log (the one PostgreSQL log's table, appends and reads)
+        self._log = PostgresLog(_EVENTS, self.append_key)
         #: held by every serving process: exclusively by --role all, shared by the others
         self.serve_key = advisory_key(f"glmbandits.service.serve:{self.schema}")
         self._claimed: str | None = None
@@ -198,16 +199,9 @@ class PostgresStore:
                 counts[key] = counts.get(key, 0) + 1
         connection = self._live_writer()
         with connection.transaction():
-            connection.execute("SELECT pg_advisory_xact_lock(%s)", (self.append_key,))
-            cursor = connection.cursor()
-            cursor.executemany(_INSERT, [event_row(event) for event in events], returning=True)
-            last = 0
-            while True:
-                last = max(last, int(cursor.fetchone()[0]))
-                if not cursor.nextset():
-                    break
+            last = self._log.append(connection, [event_row(event) for event in events])
             if counts:
-                cursor.executemany(_COUNT, sorted(counts.items()))
+                connection.cursor().executemany(_COUNT, sorted(counts.items()))
         self._known_seq = last
         return last
 
@@ -234,7 +228,7 @@ class PostgresStore:
         """After the lock was taken again: refuse (RuntimeError) to write if another process
         wrote to the log meanwhile, so that the service rebuilds its policy from the log
         (as after any failed commit) before it writes again."""
-        last = int(writer.execute(f"SELECT coalesce(max(seq), 0) FROM {_EVENTS}").fetchone()[0])
+        last = int(writer.execute(self._log.last_seq_query).fetchone()[0])
         if last != self._known_seq:
             known, self._known_seq = self._known_seq, last
             raise RuntimeError(f"{self.url}: the connection was cut and another process wrote "
@@ -321,7 +315,7 @@ class PostgresStore:
         events, versions = sql.Identifier(f"{prefix}_events"), sql.Identifier(f"{prefix}_versions")
         connection = self._live_writer()
         with connection.transaction():
-            connection.execute("SELECT pg_advisory_xact_lock(%s)", (self.append_key,))
+            self._log.lock(connection)
             moved = connection.execute(sql.SQL(
                 f"CREATE TABLE {{}} AS SELECT * FROM {_EVENTS} WHERE seq > %s ORDER BY seq"
             ).format(events), (after,)).rowcount
@@ -332,8 +326,7 @@ class PostgresStore:
             connection.execute(f"ALTER TABLE {_EVENTS} ENABLE TRIGGER {_EVENTS}_append_only")
             connection.execute(f"DELETE FROM {_VERSIONS}")
             counts: dict[str, int] = {}
-            for kind, status, count in connection.execute(
-                    f"SELECT kind, status, count(*) FROM {_EVENTS} GROUP BY kind, status"):
+            for kind, status, count in connection.execute(self._log.counts_query):
                 for key in total_keys(kind, status):
                     counts[key] = counts.get(key, 0) + int(count)
             connection.execute("DELETE FROM glmbandits_service_counters")
@@ -380,7 +373,7 @@ class PostgresStore:
 
     def last_seq(self) -> int:
         """The sequence number of the last committed event (0 for an empty log)."""
-        return int(self._rows(f"SELECT coalesce(max(seq), 0) FROM {_EVENTS}")[0][0])
+        return int(self._rows(self._log.last_seq_query)[0][0])
 
     def get_meta(self, key: str) -> str | None:
         rows = self._rows("SELECT value FROM glmbandits_service_meta WHERE key = %s", (key,))
@@ -388,9 +381,8 @@ class PostgresStore:
 
     def events(self, after: int = 0, limit: int | None = None) -> Iterator[Event]:
         """Committed events with ``seq > after`` in sequence (= commit) order, page by page."""
-        return page_events(lambda last, size: self._rows(
-            f"SELECT {_COLUMNS} FROM {_EVENTS} WHERE seq > %s ORDER BY seq LIMIT %s",
-            (last, size)), after, limit, _PAGE)
+        return page_events(lambda last, size: self._log.rows(self._rows, last, size),
+                           after, limit, _PAGE)
 
     def totals(self) -> dict[str, int]:
         """The counters (decisions, retries, rewards, rewards_<status>, ...) of every process."""
@@ -401,7 +393,7 @@ class PostgresStore:
 
     def find_decision(self, decision_id: str) -> Event | None:
         """The logged ``decision`` event with this id (None if there is none)."""
-        rows = self._rows(f"SELECT {_COLUMNS} FROM {_EVENTS} WHERE decision_id = %s AND "
+        rows = self._rows(f"SELECT {self._log.select} FROM {_EVENTS} WHERE decision_id = %s AND "
                           "kind = 'decision'", (decision_id,))
         return event_from_row(rows[0]) if rows else None
 
