@@ -1,4 +1,8 @@
-"""Bandit environments: synthetic GLM problems (stationary and drifting) and real-data ones."""
+"""Bandit environments: synthetic GLM problems (stationary and drifting) and real-data ones.
+
+Their Gymnasium form is :mod:`glmbandits.environments.gymnasium_envs` (the ``gym`` extra:
+importing it imports gymnasium and registers the ``glmbandits/...`` ids), not imported here.
+"""
 
 from .drifting import PiecewiseStationaryGLMEnv, SmoothlyDriftingGLMEnv, make_synthetic_env
 from .full_information import ClassificationBanditEnv, FullInformationEnv, PerActionFeaturesEnv
