@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from functools import partial
 from typing import (TYPE_CHECKING, Any, Callable, Protocol, Sequence, TypeVar,
                     runtime_checkable)
 
@@ -41,6 +42,8 @@ from .decisions import (DEFAULTED, DROPPED, HELD, LATE, LEARNED, REWARDED, Decis
                         EventSink, PendingDecision, PendingDecisions, UnknownDecisionError,
                         _read_only, check_default_action, check_excluded, check_timestamp,
                         field_error, request_digest)
+from .explain import ExplainedDecision, check_explainable
+from .explain import explain as explain_round
 from .scores import ActionScores
 
 __all__ = ["DecisionAPI", "DecisionHost", "REWARDED"]
@@ -169,7 +172,8 @@ class DecisionAPI:
     # -- decide -----------------------------------------------------------------
     def decide(self, contexts: Any, decision_id: str | None = None,
                excluded: Sequence[int] | None = None, *, default_action: int | None = None,
-               now: float | None = None, keep_pending: bool = True) -> Decision:
+               now: float | None = None, keep_pending: bool = True,
+               explain: bool = False) -> Decision:
         """Choose an action and keep the decision until its reward arrives.
 
         With ``default_action`` (shadow mode, Azure Personalizer's apprentice mode)
@@ -205,6 +209,13 @@ class DecisionAPI:
             caller answers retries, e.g. from the log): a policy copy that only
             decides, while another process learns the logged decisions with
             :meth:`register_decision`. Its pending decisions do not grow.
+        explain : bool, default False
+            True: return an :class:`~glmbandits.policies.explain.ExplainedDecision`
+            whose ``explanation`` explains the policy's choice and the runner-up
+            (:mod:`glmbandits.policies.explain`); the same action, random stream and
+            state as without it. Refused (``TypeError``) before deciding for a policy
+            whose decisions cannot be explained. A retry returns the decision as
+            first made.
 
         Returns
         -------
@@ -239,6 +250,12 @@ class DecisionAPI:
                                                   owner)
             field = "now"
             now = time.time() if now is None else check_timestamp(now, owner)
+            field = "explain"
+            if not isinstance(explain, (bool, np.bool_)):
+                raise TypeError(f"{owner}: explain must be a bool, got "
+                                f"{type(explain).__name__}")
+            if explain:
+                check_explainable(self, owner)
         except (TypeError, ValueError) as error:
             raise field_error(error, field) from None
         store = self.decisions_
@@ -256,11 +273,14 @@ class DecisionAPI:
         # an expiry fails, the policy (what its _choose touched, the generator, last_*,
         # the store) is put back.
         evicts = keep_pending and store.n_pending >= store.max_pending
-        record = checkpoint(self) if log is not None or evicts else None
+        record = checkpoint(self) if log is not None or evicts or explain else None
         rng_state = None if record is None else self.rng_.bit_generator.state
         try:
             rows = X if candidates is None else X[candidates]
             chosen = self._select_checked(rows, owner)
+            # explained before _decision_tag (RS-GLinCB's tag clears its warm-up flag)
+            explanation = None if not explain else explain_round(
+                self, rows, chosen, self.last_scores_, candidates=candidates)
             tag = self._decision_tag()
             assert self.last_probabilities_ is not None and self.last_scores_ is not None
             probabilities = self.last_probabilities_
@@ -276,7 +296,9 @@ class DecisionAPI:
             policy_action = None
             if default_action is not None:  # shadow mode: show (and learn) the default
                 policy_action, action = action, default_action
-            decision = Decision(
+            made = Decision if explanation is None else partial(ExplainedDecision,
+                                                                explanation=explanation)
+            decision = made(
                 decision_id=decision_id, action=action,
                 probabilities=_read_only(probabilities.copy()),
                 propensity=None if policy_action is not None else float(probabilities[action]),
