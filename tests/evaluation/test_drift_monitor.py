@@ -236,3 +236,21 @@ def test_restart_policy_refuses_a_policy_without_its_parameters():
         restart_policy(Odd(2))
     with pytest.raises(ValueError, match="Odd.monitor_drift: action='restart' needs"):
         Odd(2).monitor_drift(DriftMonitor(action="restart"))
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda m: setattr(m, "alpha", 5.0), "DriftMonitor: alpha must lie in (0, 1), got 5"),
+    (lambda m: setattr(m, "window", 3), "DriftMonitor: window must be >= 10, got 3"),
+    (lambda m: setattr(m, "alarms_", -1), "alarms_ must be >= 0, got -1"),
+    (lambda m: setattr(m, "history_observed_", np.zeros((2, 2))), "two float64 vectors"),
+    (lambda m: setattr(m, "extra", 1), "DriftMonitor (loaded): attributes must be"),
+])
+def test_a_crafted_monitor_in_a_model_file_is_refused(tmp_path, change, message):
+    from glmbandits.exceptions import ModelFileError
+
+    policy = UCBGLM(2, seed=0).monitor_drift(DriftMonitor(window=10))
+    change(policy.drift_monitor_)
+    path = policy.save(tmp_path / "crafted.glmb")
+    with pytest.raises(ModelFileError, match="cannot be loaded") as error:
+        UCBGLM.load(path)
+    assert message in str(error.value)

@@ -354,6 +354,29 @@ class DriftMonitor:
             history_observed=tuple(self.history_observed_.tolist()),
             history_predicted=tuple(self.history_predicted_.tolist()))
 
+    def __setstate__(self, state: Any) -> None:
+        """A monitor read from a model file or a pickle passes the constructor's checks, and
+        its counts and windows are what a monitor can hold (else ``ValueError``, so that
+        ``load`` refuses the file)."""
+        owner = "DriftMonitor (loaded)"
+        if type(state) is not dict:
+            raise ValueError(f"{owner}: the state must be a dict, got {type(state).__name__}")
+        parameters: dict[str, Any] = {name: state.get(name) for name in (
+            "window", "alpha", "warmup", "family", "min_variance", "action")}
+        fresh = DriftMonitor(**parameters)  # raises, naming the parameter
+        if set(state) != set(vars(fresh)):
+            raise ValueError(f"{owner}: attributes must be {sorted(vars(fresh))}, got "
+                             f"{sorted(state)}")
+        for name in ("observed_", "unscored_", "alarms_", "checks_", "block_n_", "to_skip_"):
+            check_int(state[name], owner, name, minimum=0)
+        observed, predicted = state["history_observed_"], state["history_predicted_"]
+        if not all(type(a) is np.ndarray and a.dtype == np.float64 and a.ndim == 1
+                   and a.size <= HISTORY for a in (observed, predicted)) \
+                or observed.size != predicted.size or state["block_n_"] >= fresh.window:
+            raise ValueError(f"{owner}: the windows' histories must be two float64 vectors "
+                             f"of one length <= {HISTORY}, and block_n_ < window")
+        self.__dict__.update(state)
+
     def _checkpoint(self) -> Checkpoint:
         """What a policy's transaction restores if it fails (every field is rebound or a
         small array)."""
