@@ -63,8 +63,9 @@ class ServerProcess:
         self._log_handle = open(self.log, "wb")
         self.role = role
         self.process = subprocess.Popen(
-            [python or sys.executable, "-m", "glmbandits", "serve", str(config), "--host", "127.0.0.1",
-             "--port", "0", "--db", db, "--log-level", "info", "--role", role],
+            [python or sys.executable, "-m", "glmbandits", "serve", str(config),
+             "--host", "127.0.0.1", "--port", "0", "--db", db, "--log-level", "info",
+             "--role", role],
             stdout=self._log_handle, stderr=subprocess.STDOUT, env=env or environment())
         self.url = self._wait_for_url(startup_timeout)
         self.client = None if self.url is None else \

@@ -5,16 +5,13 @@ registers four ids with Gymnasium, each built on the library environment of the 
 name, so ``reset(seed=s)`` and the steps after it give the numbers of that environment
 seeded with ``s``, bit for bit:
 
-=========================================== ================================================
-id                                          library environment (keyword arguments)
-=========================================== ================================================
-``glmbandits/SyntheticGLM-v0``              :class:`~glmbandits.SyntheticGLMEnv`
-``glmbandits/PiecewiseStationaryGLM-v0``    :class:`~glmbandits.environments.PiecewiseStationaryGLMEnv`
-``glmbandits/SmoothlyDriftingGLM-v0``       :class:`~glmbandits.environments.SmoothlyDriftingGLMEnv`
-``glmbandits/ClassificationBandit-v0``      :class:`~glmbandits.environments.ClassificationBanditEnv`
-                                            (``dataset=`` a scikit-learn dataset's name, or
-                                            ``features=``, ``labels=``)
-=========================================== ================================================
+* ``glmbandits/SyntheticGLM-v0``: :class:`~glmbandits.SyntheticGLMEnv`;
+* ``glmbandits/PiecewiseStationaryGLM-v0``:
+  :class:`~glmbandits.environments.PiecewiseStationaryGLMEnv`;
+* ``glmbandits/SmoothlyDriftingGLM-v0``: :class:`~glmbandits.environments.SmoothlyDriftingGLMEnv`;
+* ``glmbandits/ClassificationBandit-v0``:
+  :class:`~glmbandits.environments.ClassificationBanditEnv` (``dataset=`` a scikit-learn
+  dataset's name, or ``features=`` and ``labels=``).
 
 Gymnasium 1.x loads no plugins, so a program imports this module before
 ``gymnasium.make`` (or names it in the id: ``"glmbandits.environments.gymnasium_envs:
