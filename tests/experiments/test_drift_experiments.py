@@ -111,3 +111,30 @@ def test_plots_say_dynamic_regret_when_the_environment_drifts(tmp_path):
         assert labels[2] == f"cumulative {expected} $R_T$"
     title = regret_curves_figure(drifting)._suptitle.get_text()
     assert "drift=piecewise" in title and "breakpoints=2" in title
+
+
+def test_the_shipped_russac2020_config_is_the_documented_setup():
+    """experiments/russac2020-abrupt.toml: d = 2, K = 50, T = 6000, θ* jumps on the unit
+    circle at t = 1000, 2000, 3000; τ and γ are the theory's for G = 3 (docs/drift.md)."""
+    from pathlib import Path
+
+    from glmbandits.experiments.config import load_config
+    from glmbandits.policies.d_linucb import discount_for_budget
+    from glmbandits.policies.sw_glucb import SWGLUCB
+
+    root = Path(__file__).resolve().parents[2]
+    parsed = load_config(root / "experiments" / "russac2020-abrupt.toml")
+    assert parsed.horizon == (6000,) and parsed.seeds == 10
+    cells = parsed.cells()
+    env = cells[0].make_environment(seed=0)
+    assert isinstance(env, PiecewiseStationaryGLMEnv) and env.family.name == "logistic"
+    assert (env.n_features, env.n_actions, env.horizon) == (2, 50, 6000)
+    assert env.breakpoints_.tolist() == [1000, 2000, 3000]
+    np.testing.assert_array_equal(env.thetas_, [[1, 0], [-1, 0], [0, 1], [0, -1]])
+    params = {cell.policy: cell.params for cell in cells}
+    assert params["sw-glucb"]["window"] == SWGLUCB.theory_window(2, 6000, 3)
+    gamma = discount_for_budget(6000, 2, 3)
+    assert all(params[name]["gamma"] == pytest.approx(gamma, abs=1e-6)
+               for name in params if "gamma" in params[name])
+    for cell in cells:  # every policy builds with its parameters
+        cell.make_policy(seed=0)
