@@ -358,7 +358,7 @@ class BatchFullInformationEnv(BatchEnvironment):
         self.classification = isinstance(first, ClassificationBanditEnv)
         self.n_samples, self.n_actions = first.n_samples, first.n_actions
         self.t = np.array([env.t for env in envs], dtype=np.int64)
-        self.orders = np.stack([env._order for env in envs])
+        self.orders = np.stack([env.order for env in envs])
         self.valid = None
         self._rows = np.arange(len(self.envs))
         self._set(self._rows)

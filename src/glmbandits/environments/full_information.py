@@ -84,6 +84,11 @@ class FullInformationEnv:
     def _contexts_of(self, i: int) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    @property
+    def order(self) -> np.ndarray:
+        """The current epoch's visiting order (a permutation of the sample indices)."""
+        return self._order
+
     def reset(self, seed: SeedLike = None) -> np.ndarray:
         """Start a new pass (reseeding when a seed is given); returns the first contexts."""
         if seed is not None:
