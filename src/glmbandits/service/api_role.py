@@ -48,7 +48,7 @@ from .errors import Invalid, NotFound, conflict, refused
 from .events import Event
 from .metrics import drift_body
 from .postgres_store import CHANNEL, ModelVersion, PostgresStore
-from .roles import Operation, ServedPolicy, Worker, decision_answer
+from .roles import Operation, ServedPolicy, Worker, add_explanation, decision_answer
 from .snapshot import decode_snapshot
 
 __all__ = ["ApiRole", "api_service", "ACCEPTED"]
@@ -181,26 +181,31 @@ class ApiRole:
 
     def decide_operation(self, service: Worker, X: np.ndarray,
                          decision_id: str | None, rows: tuple[int, ...] | None,
-                         requested: int | None, shown: int | None) -> Operation:
+                         requested: int | None, shown: int | None,
+                         explain: bool = False) -> Operation:
         """Decide with the published model's copy (``shown``: the default action in shadow
         mode, None live; a retry is judged by the mode its logged decision was made in)."""
         def operation() -> dict[str, Any]:
             if decision_id is not None:
                 logged = self._logged_decision(service, decision_id)
-                if logged is not None:
-                    return self._retry(service, logged, X, rows, requested)
+                if logged is not None:  # (answered from the log: no explanation)
+                    answer = self._retry(service, logged, X, rows, requested)
+                    if explain:
+                        answer["explanation"] = None
+                    return answer
             now = service.clock()
             service.sink.excluded = rows
             try:
                 decision = service.policy.decide(X, decision_id,
                                                  None if rows is None else list(rows),
                                                  default_action=shown, now=now,
-                                                 keep_pending=False)
+                                                 keep_pending=False, explain=explain)
             except (TypeError, ValueError) as error:
                 raise refused(error) from None
-            return decision_answer(decision.decision_id, decision.action,
-                                   decision.probabilities, decision.propensity,
-                                   decision.model_version, decision.policy_action)
+            answer = decision_answer(decision.decision_id, decision.action,
+                                     decision.probabilities, decision.propensity,
+                                     decision.model_version, decision.policy_action)
+            return add_explanation(service, decision, answer) if explain else answer
 
         return operation
 
@@ -285,6 +290,7 @@ class ApiRole:
                 "pending": counts["pending"],
                 "decisions": counts.get("decisions", 0),
                 "rewards": counts.get("rewards", 0), "counts": counts,
+                "explanation": service.latest_explanation,
                 "last_seq": self.store.last_seq(), "snapshot_seq": service.snapshot_seq,
                 "role": "api", "version_id": None if version is None else version.id,
                 "drift": drift_body(policy)}

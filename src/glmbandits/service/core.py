@@ -134,6 +134,7 @@ class DecisionService:
         self.policy: ServedPolicy = None  # type: ignore[assignment]  # set by start()
         self.snapshot_seq = 0
         self.restored_from: dict[str, int] = {}
+        self.latest_explanation: dict[str, Any] | None = None  # (roles.add_explanation)
         self._queue: queue.Queue = queue.Queue()
         self._thread: threading.Thread | None = None
         self._staged: list[Event] = []
@@ -207,10 +208,11 @@ class DecisionService:
         return future
 
     def decide(self, contexts: Any, decision_id: str | None = None,
-               excluded: Any = None, default_action: int | None = None) -> dict[str, Any]:
+               excluded: Any = None, default_action: int | None = None,
+               explain: bool = False) -> dict[str, Any]:
         """Decide (blocking until the decision is durable); see :meth:`decide_operation`."""
         answer: dict[str, Any] = self.submit(self.decide_operation(
-            contexts, decision_id, excluded, default_action)).result()
+            contexts, decision_id, excluded, default_action, explain)).result()
         return answer
 
     def reward(self, decision_id: str, reward: float) -> dict[str, Any]:
@@ -228,11 +230,11 @@ class DecisionService:
         return future
 
     async def decide_async(self, contexts: Any, decision_id: str | None = None,
-                           excluded: Any = None, default_action: int | None = None
-                           ) -> dict[str, Any]:
+                           excluded: Any = None, default_action: int | None = None,
+                           explain: bool = False) -> dict[str, Any]:
         """:meth:`decide` for a coroutine (waits without blocking the event loop)."""
         answer: dict[str, Any] = await self._submit_async(self.decide_operation(
-            contexts, decision_id, excluded, default_action))
+            contexts, decision_id, excluded, default_action, explain))
         return answer
 
     async def reward_async(self, decision_id: str, reward: float) -> dict[str, Any]:
@@ -246,14 +248,21 @@ class DecisionService:
         return await self._submit_async(operation)
 
     def decide_operation(self, contexts: Any, decision_id: str | None,
-                         excluded: Any, default_action: int | None = None
-                         ) -> Callable[[], dict[str, Any]]:
+                         excluded: Any, default_action: int | None = None,
+                         explain: bool = False) -> Callable[[], dict[str, Any]]:
         """The worker's half of ``decide`` (the role's): checks, decides, logs; returns the
-        answer. ``default_action`` is required in shadow mode, ignored in live mode."""
+        answer. ``default_action`` is required in shadow mode, ignored in live mode.
+        ``explain``: the answer carries ``explanation`` (:mod:`glmbandits.policies.explain`;
+        None for a retry of a decision made without it); without it the answer is as
+        before, key for key."""
         X = np.asarray(contexts, dtype=np.float64)
         rows = None if excluded is None else tuple(int(i) for i in excluded)
         shown = self._default_action(default_action)
-        return self.role.decide_operation(self, X, decision_id, rows, default_action, shown)
+        if not explain:  # (a Role written before explain existed keeps working)
+            return self.role.decide_operation(self, X, decision_id, rows, default_action,
+                                              shown)
+        return self.role.decide_operation(self, X, decision_id, rows, default_action, shown,
+                                          explain=True)
 
     def _default_action(self, default_action: int | None) -> int | None:
         """The row a decide shows: the client's ``default_action`` in shadow mode (where

@@ -168,7 +168,8 @@ class HotRoutes:
         query = parse_query(scope["query_string"])
         parsed = parse_decide_body(encoding, body, query, self.n_features, self.max_actions)
         answer: dict[str, Any] = await self.service.decide_async(
-            parsed.contexts, parsed.decision_id, parsed.excluded, parsed.default_action)
+            parsed.contexts, parsed.decision_id, parsed.excluded, parsed.default_action,
+            parsed.explain)
         return answer
 
     async def _reward(self, scope: Scope, receive: Receive) -> dict[str, Any]:

@@ -298,7 +298,8 @@ class LearnerRole:
     # -- requests: a learner serves none ------------------------------------------------
     def decide_operation(self, service: Worker, X: np.ndarray,
                          decision_id: str | None, rows: tuple[int, ...] | None,
-                         requested: int | None, shown: int | None) -> Operation:
+                         requested: int | None, shown: int | None,
+                         explain: bool = False) -> Operation:
         raise TypeError("LearnerRole: a learner serves no decide (send it to an API process)")
 
     def reward_operation(self, service: Worker, decision_id: str,

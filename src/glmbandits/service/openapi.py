@@ -110,6 +110,10 @@ def openapi_document(config: ServiceConfig) -> dict[str, Any]:
         decide["properties"]["default_action"] = {"anyOf": [
             {**row, "description": "shadow mode only (ignored in live mode)"},
             {"type": "null"}], "default": None}
+    decide["properties"]["explain"]["description"] = (
+        "true: the answer carries explanation (the chosen action and the runner-up: "
+        "predicted reward, its interval, the exploration bonus and its share, the top "
+        "feature contributions; docs/service.md, Explained decisions)")
     components["RewardRequest"]["properties"]["reward"] = reward_schema(config.policy.family)
     for model in ("DecideRequest", "RewardRequest"):  # the one rule of decision ids
         _without_null(components[model]["properties"]["decision_id"]).update(

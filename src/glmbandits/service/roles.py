@@ -55,6 +55,21 @@ def decision_answer(decision_id: str, action: int, probabilities: np.ndarray,
     return answer
 
 
+def add_explanation(service: "Worker", decision: Any, answer: dict[str, Any]
+                    ) -> dict[str, Any]:
+    """``answer`` with ``explanation``: the decision's (``decide(..., explain=True)``) as JSON
+    values, or None (a retry of a decision made without it); an explained decision becomes
+    the worker's ``latest_explanation`` (``GET /v1/model``'s ``explanation``, the dashboard)."""
+    explanation = getattr(decision, "explanation", None)
+    body = None if explanation is None else explanation.to_dict()
+    answer["explanation"] = body
+    if body is not None:
+        service.latest_explanation = {"decision_id": answer["decision_id"],
+                                      "model_version": answer["model_version"],
+                                      "action": answer["action"], "explanation": body}
+    return answer
+
+
 @runtime_checkable
 class ServedPolicy(Protocol):
     """What the service calls on its policy (every :class:`glmbandits.Policy` has it)."""
@@ -70,7 +85,8 @@ class ServedPolicy(Protocol):
 
     def decide(self, contexts: Any, decision_id: str | None = None,
                excluded: Sequence[int] | None = None, *, default_action: int | None = None,
-               now: float | None = None, keep_pending: bool = True) -> Decision: ...
+               now: float | None = None, keep_pending: bool = True,
+               explain: bool = False) -> Decision: ...
 
     def reward(self, decision_id: str, reward: Any, *, now: float | None = None) -> str: ...
 
@@ -92,6 +108,8 @@ class Worker(Protocol):
     sink: LogSink
     snapshot_seq: int
     restored_from: dict[str, int]
+    #: the latest decision made with ``explain`` (see :func:`add_explanation`), or None
+    latest_explanation: dict[str, Any] | None
 
     @property
     def running(self) -> bool: ...
@@ -150,7 +168,8 @@ class Role(Protocol):
 
     def decide_operation(self, service: Worker, X: np.ndarray,
                          decision_id: str | None, rows: tuple[int, ...] | None,
-                         requested: int | None, shown: int | None) -> Operation:
+                         requested: int | None, shown: int | None,
+                         explain: bool = False) -> Operation:
         """The worker's half of a decide (``shown``: the default action a new decision
         shows; ``requested``: the client's, which a retry is judged with)."""
 
@@ -233,7 +252,8 @@ class AllRole:
 
     def decide_operation(self, service: Worker, X: np.ndarray,
                          decision_id: str | None, rows: tuple[int, ...] | None,
-                         requested: int | None, shown: int | None) -> Operation:
+                         requested: int | None, shown: int | None,
+                         explain: bool = False) -> Operation:
         def operation() -> dict[str, Any]:
             policy = service.policy
             entry = None if decision_id is None else policy.decisions_.lookup(decision_id)
@@ -244,16 +264,17 @@ class AllRole:
             service.sink.excluded = rows
             try:  # the policy's decisions_ judges a retry (find_retry); refusals are typed
                 decision = policy.decide(X, decision_id, None if rows is None else list(rows),
-                                         default_action=default, now=now)
+                                         default_action=default, now=now, explain=explain)
             except (TypeError, ValueError) as error:
                 raise refused(error) from None
             if entry is not None:  # a shadow retry keeps its default action, which replay
                 service.append(Event("retry", decision.decision_id, now,  # repeats
                                      contexts=X.copy(), excluded=rows, action=default,
                                      policy_action=decision.policy_action))
-            return decision_answer(decision.decision_id, decision.action,
-                                   decision.probabilities, decision.propensity,
-                                   decision.model_version, decision.policy_action)
+            answer = decision_answer(decision.decision_id, decision.action,
+                                     decision.probabilities, decision.propensity,
+                                     decision.model_version, decision.policy_action)
+            return add_explanation(service, decision, answer) if explain else answer
 
         return operation
 
@@ -286,6 +307,7 @@ class AllRole:
                 "decisions": totals.get("decisions", 0),
                 "rewards": totals.get("rewards", 0),
                 "counts": counts,
+                "explanation": service.latest_explanation,
                 "last_seq": service.store.last_seq(), "snapshot_seq": service.snapshot_seq,
                 "drift": drift_body(policy)}
 

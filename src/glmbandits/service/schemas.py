@@ -25,7 +25,8 @@ from ..data.event_records import check_decision_id as check_id
 from .errors import Invalid
 
 __all__ = ["DecideRequest", "RewardRequest", "DecideResponse", "RewardResponse",
-           "ErrorResponse", "ModelResponse", "HealthResponse", "parse_decide", "parse_reward",
+           "ErrorResponse", "ModelResponse", "HealthResponse", "ExplanationBody",
+           "ActionExplanationBody", "FeatureContribution", "parse_decide", "parse_reward",
            "check_decision_id", "check_excluded_rows"]
 
 DecisionId = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_ID_LENGTH,
@@ -43,6 +44,8 @@ class DecideRequest(msgspec.Struct, forbid_unknown_fields=True):
     # int; openapi.py states them as integers)
     excluded: Optional[list[Union[int, float]]] = None
     default_action: Optional[Union[int, float]] = None
+    #: true: the answer carries ``explanation`` (glmbandits.policies.explain)
+    explain: bool = False
 
 
 class RewardRequest(msgspec.Struct, forbid_unknown_fields=True):
@@ -62,6 +65,53 @@ class DecideResponse(msgspec.Struct, omit_defaults=True):
     propensity: Optional[float]
     model_version: int
     policy_action: Optional[int] = None
+    #: only when the request asked (``"explain": true``); null for a retry of a decision
+    #: made without it or answered from the log
+    explanation: Optional["ExplanationBody"] = None
+
+
+class FeatureContribution(msgspec.Struct):
+    """x_j θ̂_j summed over a feature schema's group (or one column, ``x[j]``)."""
+
+    name: str
+    value: float
+
+
+class ActionExplanationBody(msgspec.Struct):
+    """One action of an explanation (glmbandits.policies.explain.ActionExplanation)."""
+
+    action: int
+    index: float
+    linear_predictor: float
+    predicted_reward: float
+    interval: Optional[Annotated[list[float], msgspec.Meta(min_length=2, max_length=2)]]
+    bonus: float
+    bonus_share: Optional[float]
+    contributions: list[FeatureContribution]
+    other: float
+    intercept: float
+
+
+class ExplanationBody(msgspec.Struct):
+    """Why the decision chose its action (glmbandits.policies.explain.Explanation)."""
+
+    policy: str
+    kind: str
+    reason: Optional[str]
+    interval: Optional[str]
+    interval_level: Optional[float]
+    chosen: Optional[ActionExplanationBody]
+    runner_up: Optional[ActionExplanationBody]
+    chosen_is_best: bool
+
+
+class LatestExplanation(msgspec.Struct):
+    """``GET /v1/model``'s ``explanation``: the latest decision made with ``explain``."""
+
+    decision_id: str
+    model_version: int
+    action: int
+    explanation: ExplanationBody
 
 
 class RewardResponse(msgspec.Struct):
@@ -93,6 +143,8 @@ class ModelResponse(msgspec.Struct):
     rewards: int
     pending: int
     counts: dict[str, int]
+    #: the latest decision made with ``explain`` (this process's), else null
+    explanation: Optional[LatestExplanation] = None
     #: The drift monitor's status (``[drift]`` configured; docs/drift.md), else null.
     drift: dict[str, Any] | None = None
 
