@@ -192,6 +192,44 @@
     });
   }
 
+  // the latest decision made with "explain": true (GET /v1/model's explanation): the chosen
+  // action and the runner-up, their predicted reward, interval, bonus and top features
+  var shownExplanation = null;  // the JSON of what the panel shows: redrawn only on a change
+  function renderExplanation(latest) {
+    $("explanation-empty").hidden = !!latest;
+    $("explanation-body").hidden = !latest;
+    if (!latest) { return; }
+    var shown = JSON.stringify(latest);
+    if (shown === shownExplanation) { return; }
+    shownExplanation = shown;
+    var e = latest.explanation;
+    setText("explanation-id", latest.decision_id);
+    setText("explanation-version", integer(latest.model_version));
+    var level = e.interval_level == null ? "" : " " + percent(e.interval_level).replace(".0%", "%");
+    setText("explanation-summary", e.kind === "unscored" ? "not scored: " + e.reason
+      : e.policy + " · " + (e.interval ? e.interval + level + " interval" : (e.reason || "no interval"))
+        + (e.chosen_is_best ? "" : " · the chosen action was explored"));
+    var body = $("explanation-table").querySelector("tbody");
+    body.textContent = "";
+    [["chosen", e.chosen], ["runner-up", e.runner_up]].forEach(function (pair) {
+      var part = pair[1];
+      if (!part) { return; }
+      var row = document.createElement("tr");
+      var features = part.contributions.map(function (c) {
+        return c.name + " " + (c.value >= 0 ? "+" : "") + fixed(c.value, 3);
+      }).join(", ");
+      [pair[0], String(part.action), fixed(part.predicted_reward, 3),
+       part.interval ? interval(part.interval[0], part.interval[1]) : "–",
+       fixed(part.bonus, 3) + (part.bonus_share == null ? "" : " (" + percent(part.bonus_share) + ")"),
+       fixed(part.index, 3), features].forEach(function (text, i) {
+        var cell = document.createElement(i === 0 ? "th" : "td");
+        cell.textContent = text;
+        row.appendChild(cell);
+      });
+      body.appendChild(row);
+    });
+  }
+
   // the drift monitor's windows (GET /v1/model's drift): the model's mean prediction against
   // the mean reward it got; an alarm says the latest window moved away from the one before
   function renderDrift(drift) {
@@ -305,6 +343,7 @@
         $("dashboard").hidden = false;
         renderModel(results[0]);
         renderDrift(results[0].drift);
+        renderExplanation(results[0].explanation);
         absorb(results[1]);
         renderRates();
         renderLatest();
