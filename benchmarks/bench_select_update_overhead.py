@@ -25,7 +25,9 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from worktree import ROOT, ensure_tree  # noqa: E402  (shared with bench_lockstep.py)
+
 D, K = 10, 20
 POLICIES = ("UCBGLM", "LinUCB")
 
@@ -53,13 +55,6 @@ def worker(name: str, rounds: int, warmup: int) -> float:
         a = policy.select(X[t])
         policy.update(X[t, a], float(u[t, a] < 1.0 / (1.0 + np.exp(-X[t, a] @ theta))))
     return rounds / (time.perf_counter() - start)
-
-
-def ensure_tree(path: Path, commit: str) -> None:
-    if (path / "src" / "glmbandits").is_dir():
-        return
-    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(path), commit],
-                   check=True, capture_output=True)
 
 
 def measure(src: Path, name: str, rounds: int, warmup: int) -> float:
