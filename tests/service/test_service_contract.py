@@ -25,7 +25,8 @@ def test_health_and_openapi_need_no_key(server):
     assert bare.get("/v1/health").json() == {"status": "ok"}
     schema = bare.get("/v1/openapi.json").json()
     assert schema["openapi"].startswith("3.1")
-    assert set(schema["paths"]) == {"/v1/decide", "/v1/reward", "/v1/health", "/v1/model",
+    assert set(schema["paths"]) == {"/v1/decide", "/v1/reward", "/v1/health", "/v1/ready",
+                                    "/v1/model",
                                     "/v1/events", "/v1/evaluation", "/metrics",
                                     "/v1/openapi.json"}
     page = bare.get("/")  # the dashboard: static files, no key, no data

@@ -1,7 +1,9 @@
 """The ASGI app: routes only. Each parses and checks its request, then calls the core.
 
-Every endpoint needs ``Authorization: Bearer KEY`` except ``GET /v1/health``,
-``GET /v1/openapi.json`` and the dashboard's files (``/``, and each of
+Every endpoint needs ``Authorization: Bearer KEY`` except ``GET /v1/health`` (liveness:
+the process answers), ``GET /v1/ready`` (readiness: 200 once the model is restored and
+the worker serves, 503 before and while stopping), ``GET /v1/openapi.json`` and the
+dashboard's files (``/``, and each of
 :data:`~glmbandits.dashboard.ASSET_FILES`; any other path is 404): the page and its
 scripts hold no data; the page asks for the key and reads the API with it. A method a
 route does not take is 405 with an ``Allow`` header. The order
@@ -106,9 +108,14 @@ def create_app(config: ServiceConfig, service: DecisionService, *,
         return route
 
     async def health(request: Request) -> Response:
-        if not service.running:
+        if not service.running and not service.restoring:  # live while restoring
             return _json({"status": "stopping"}, 503)
         return _json({"status": "ok"})
+
+    async def ready(request: Request) -> Response:
+        if service.ready:
+            return _json({"status": "ready"})
+        return _json({"status": "stopping" if service.stopping else "restoring"}, 503)
 
     async def model(request: Request) -> Response:
         return _json(await service.call_async(service.model_info_operation()))
@@ -157,6 +164,7 @@ def create_app(config: ServiceConfig, service: DecisionService, *,
 
     routes = [
         Route("/v1/health", endpoint("health", health, public=True), methods=["GET"]),
+        Route("/v1/ready", endpoint("ready", ready, public=True), methods=["GET"]),
         Route("/v1/model", endpoint("model", model), methods=["GET"]),
         Route("/v1/events", endpoint("events", events), methods=["GET"]),
         Route("/metrics", endpoint("metrics", prometheus), methods=["GET"]),

@@ -50,15 +50,15 @@ from typing import Any, Callable
 import numpy as np
 
 from .config import ServiceConfig
-from .errors import (Conflict, Invalid, NotFound, ServiceError, StoreMismatchError,
-                     Unavailable)
+from .errors import (Conflict, Invalid, NotFound, Overloaded, ServiceError,
+                     StoreMismatchError, Unavailable)
 from .events import Event, LogSink, total_keys
 from .roles import AllRole, Role, ServedPolicy
 from .snapshot import encode_snapshot
 from .store import Store
 
 __all__ = ["DecisionService", "ServiceError", "Invalid", "NotFound", "Conflict",
-           "Unavailable", "StoreMismatchError", "check_store_config"]
+           "Unavailable", "Overloaded", "StoreMismatchError", "check_store_config"]
 
 _STOP = object()
 
@@ -135,7 +135,10 @@ class DecisionService:
         self.snapshot_seq = 0
         self.restored_from: dict[str, int] = {}
         self.latest_explanation: dict[str, Any] | None = None  # (roles.add_explanation)
-        self._queue: queue.Queue = queue.Queue()
+        self._queue: queue.Queue = queue.Queue()  # bounded by config.max_queue: _enqueue
+        self._ready = threading.Event()  # restored and serving; cleared when stopping
+        self.stopping = False  # stop() has begun
+        self.restoring = False  # start() is restoring the model
         self._thread: threading.Thread | None = None
         self._staged: list[Event] = []
         self.sink = LogSink(self.append)
@@ -148,14 +151,19 @@ class DecisionService:
     # -- life cycle ------------------------------------------------------------------
     def start(self) -> "DecisionService":
         """Check the store's config, restore the policy (the role's: snapshot + log tail,
-        or the latest published model), start the worker."""
-        self.role.begin(self)
-        check_store_config(self.config, self.store)
-        self.role.restore(self)
-        self._thread = threading.Thread(target=self._work, name="glmbandits-service-worker",
-                                        daemon=True)
-        self._thread.start()
-        self.role.started(self)
+        or the latest published model), start the worker; :attr:`ready` after that."""
+        self.restoring = True
+        try:
+            self.role.begin(self)
+            check_store_config(self.config, self.store)
+            self.role.restore(self)
+            self._thread = threading.Thread(target=self._work,
+                                            name="glmbandits-service-worker", daemon=True)
+            self._thread.start()
+            self.role.started(self)
+        finally:
+            self.restoring = False
+        self._ready.set()
         return self
 
     def install(self, policy: ServedPolicy, snapshot_seq: int, totals: dict[str, int] | None,
@@ -176,6 +184,8 @@ class DecisionService:
     def stop(self, *, snapshot: bool = True, timeout: float = 30.0) -> None:
         """Answer what is queued, stop the worker, let the role finish (a last snapshot or
         model version if ``snapshot``), close the store."""
+        self._ready.clear()
+        self.stopping = True
         self.role.stopping(self, timeout)
         if self._thread is not None:
             self._queue.put(_STOP)
@@ -191,6 +201,12 @@ class DecisionService:
         """Whether the worker thread is alive."""
         return self._thread is not None and self._thread.is_alive()
 
+    @property
+    def ready(self) -> bool:
+        """Whether the model is restored and the worker serves (``GET /v1/ready``): False
+        before :meth:`start` has restored it and from the moment :meth:`stop` begins."""
+        return self._ready.is_set() and self.running
+
     def write_snapshot(self) -> int:
         """Snapshot the policy now (worker thread or stopped service); returns its seq."""
         seq = self.store.last_seq()
@@ -201,11 +217,23 @@ class DecisionService:
     # -- requests ---------------------------------------------------------------------
     def submit(self, operation: Callable[[], Any]) -> concurrent.futures.Future:
         """Queue ``operation`` for the worker; its future is set after the commit."""
+        future: concurrent.futures.Future = concurrent.futures.Future()
+        self._enqueue(operation, future)
+        return future
+
+    def _enqueue(self, operation: Callable[[], Any], future: Any) -> None:
+        """Queue a request, or refuse it: 503 if the worker is not running, 429
+        (:class:`Overloaded`, nothing done) if ``config.max_queue`` requests already wait
+        for it (a client retries later, with the same ``decision_id``)."""
         if not self.running:
             raise Unavailable("the service is not running")
-        future: concurrent.futures.Future = concurrent.futures.Future()
+        limit = self.config.max_queue
+        if self._queue.qsize() >= limit:
+            raise Overloaded(f"{limit} requests already wait for the service's worker "
+                             f"([service] max_queue = {limit}); nothing of this request was "
+                             "done: retry it after Retry-After seconds (a decide with the "
+                             "same decision_id)")
         self._queue.put((operation, future))
-        return future
 
     def decide(self, contexts: Any, decision_id: str | None = None,
                excluded: Any = None, default_action: int | None = None,
@@ -222,11 +250,9 @@ class DecisionService:
 
     def _submit_async(self, operation: Callable[[], Any]) -> asyncio.Future:
         """:meth:`submit` for a coroutine: a future of the running loop (see _answer_all)."""
-        if not self.running:
-            raise Unavailable("the service is not running")
         loop = asyncio.get_running_loop()
         future = loop.create_future()
-        self._queue.put((operation, (loop, future)))
+        self._enqueue(operation, (loop, future))
         return future
 
     async def decide_async(self, contexts: Any, decision_id: str | None = None,

@@ -10,14 +10,15 @@ from __future__ import annotations
 
 from ..policies.decisions import DecisionConflict, FieldError, UnknownDecisionError
 
-__all__ = ["ServiceError", "Invalid", "NotFound", "Conflict", "Unavailable", "Unauthorized",
+__all__ = ["ServiceError", "Invalid", "NotFound", "Conflict", "Unavailable", "Overloaded",
+           "Unauthorized", "RETRY_AFTER_SECONDS",
            "TooLarge", "UnsupportedMediaType", "StoreMismatchError", "ERROR_NAMES",
            "refusal_body", "error_body", "refused", "conflict"]
 
 #: the ``error`` word of a refusal's JSON body, by status
 ERROR_NAMES = {401: "unauthorized", 404: "not found", 405: "method not allowed",
                408: "request timeout", 409: "conflict", 413: "body too large",
-               415: "unsupported media type", 422: "invalid request",
+               415: "unsupported media type", 422: "invalid request", 429: "too many requests",
                431: "request header fields too large", 500: "internal server error",
                503: "unavailable"}
 
@@ -57,6 +58,18 @@ class Unavailable(ServiceError):
     status = 503
 
 
+#: the ``Retry-After`` of a 429 (seconds): the worker answers a full queue of requests in
+#: well under a second (docs/service.md, Performance), so one second later it has room.
+RETRY_AFTER_SECONDS = 1
+
+
+class Overloaded(ServiceError):
+    """The worker's queue is full (``[service] max_queue``); nothing of the request was done
+    (429, answered with ``Retry-After``)."""
+
+    status = 429
+
+
 class Unauthorized(ServiceError):
     """No accepted API key (401; answered with ``WWW-Authenticate: Bearer``)."""
 
@@ -87,8 +100,10 @@ def refusal_body(status: int, detail: str, field: str | None = None, *,
 
 def error_body(error: ServiceError) -> tuple[int, bytes, list[tuple[bytes, bytes]]]:
     """(status, JSON body, extra headers) of a refusal (:func:`refusal_body`), with
-    ``WWW-Authenticate: Bearer`` on a 401."""
-    extra = [(b"www-authenticate", b"Bearer")] if error.status == 401 else []
+    ``WWW-Authenticate: Bearer`` on a 401 and ``Retry-After`` (whole seconds) on a 429."""
+    extra = ([(b"www-authenticate", b"Bearer")] if error.status == 401 else
+             [(b"retry-after", str(RETRY_AFTER_SECONDS).encode())] if error.status == 429
+             else [])
     return error.status, refusal_body(error.status, error.message, error.field), extra
 
 

@@ -72,10 +72,15 @@ def _responses(ok: str | None, *errors: int, media: str = "application/json") ->
              413: "body above max_body_bytes",
              415: "Content-Type neither application/json nor application/x-npy",
              422: "malformed request (field named)",
+             429: "[service] max_queue requests already wait for the worker; nothing was "
+                  "done: retry after Retry-After seconds (same decision_id)",
              503: "the event log could not be written; nothing was kept"}
     for status in errors:
         out[str(status)] = {"description": texts[status], "content": {"application/json": {
             "schema": {"$ref": "#/components/schemas/ErrorResponse"}}}}
+        if status == 429:
+            out["429"]["headers"] = {"Retry-After": {
+                "description": "seconds to wait before retrying", "schema": {"type": "integer"}}}
     return out
 
 
@@ -181,13 +186,20 @@ def openapi_document(config: ServiceConfig) -> dict[str, Any]:
             "/v1/decide": {"post": {"summary": "choose an action", "security": secured,
                                     "requestBody": decide_body,
                                     "responses": _responses("DecideResponse", 401, 409, 413,
-                                                            415, 422, 503)}},
+                                                            415, 422, 429, 503)}},
             "/v1/reward": {"post": {"summary": "the reward of a decision", "security": secured,
                                     "requestBody": body("RewardRequest"),
                                     "responses": _responses("RewardResponse", 401, 404, 413,
-                                                            422, 503)}},
+                                                            422, 429, 503)}},
             "/v1/health": {"get": {"summary": "liveness", "security": [],
                                    "responses": _responses("HealthResponse")}},
+            "/v1/ready": {"get": {
+                "summary": "readiness: 200 {\"status\": \"ready\"} once the model is restored "
+                           "and the worker serves; 503 (status restoring or stopping) before "
+                           "and while the service stops", "security": [],
+                "responses": {**_responses("HealthResponse"), "503": {
+                    "description": "not ready", "content": {"application/json": {
+                        "schema": {"$ref": "#/components/schemas/HealthResponse"}}}}}}},
             "/v1/model": {"get": {"summary": "the policy, model version and counts",
                                   "security": secured,
                                   "responses": _responses("ModelResponse", 401)}},
