@@ -48,7 +48,7 @@ class ForgetfulPolicy(RandomPolicy):
 
 
 def test_a_users_policy_that_keeps_the_rules_passes():
-    check_policy(CarefulPolicy)
+    check_policy(CarefulPolicy)  # the parameter checks included: CarefulPolicy inherits them
 
 
 def test_a_policy_that_ignores_its_seed_fails():
@@ -85,3 +85,41 @@ def test_check_policy_checks_its_arguments():
     with pytest.raises(ValueError, match="check_policy: checks must be names from"):
         check_policy(LinUCB, checks=["no such check"])
     assert list(CHECKS)[0] == "the same seed gives the same actions"
+
+
+class LyingParamsPolicy(RandomPolicy):
+    """Its get_params reports the default exploration floor, whatever it was built with."""
+
+    def get_params(self, deep=True):  # noqa: ANN001
+        params = super().get_params(deep)
+        params["exploration_floor"] = 0.0
+        return params
+
+
+class RoundingPolicy(RandomPolicy):
+    """Keeps its exploration floor rounded: a copy built from get_params differs from it."""
+
+    def __init__(self, n_features, seed=None, exploration_floor=0.0, family=None):  # noqa: ANN001
+        super().__init__(n_features, seed, round(exploration_floor + 1e-9, 6), family)
+
+
+class StickyParamsPolicy(RandomPolicy):
+    """Takes new parameters before checking them: a refused set_params changes it."""
+
+    def set_params(self, **params):  # noqa: ANN003
+        self.__dict__.update(params)
+        return super().set_params(**params)
+
+
+@pytest.mark.parametrize("cls, check, message", [
+    (LyingParamsPolicy, "get_params gives the constructor's parameters as given",
+     "get_params gave exploration_floor=0.0, the constructor was given 0.25"),
+    (RoundingPolicy, "a clone is an unfitted copy with the same parameters",
+     "the constructor does not keep exploration_floor as given"),
+    (StickyParamsPolicy, "set_params checks first, sets what get_params gives and returns "
+                         "the policy", "a refused set_params was refused but changed the policy"),
+], ids=["get_params lies", "keeps a transformed parameter", "refused set_params changes it"])
+def test_a_policy_that_breaks_the_parameter_conventions_fails(cls, check, message):
+    with pytest.raises(AssertionError, match=re.escape(
+            f"check_policy({cls.__name__}): the check '{check}' failed: {message}")):
+        check_policy(cls, checks=[check])

@@ -24,9 +24,18 @@ The checks, in order (:data:`CHECKS`):
   ``"duplicate"``), an unknown id refused;
 * a reward outside the family's domain is refused by every door (``update``,
   ``update_batch``, ``reward``, ``reward_batch``, ``configure_decisions``).
+* scikit-learn's conventions (:mod:`glmbandits._params`): ``get_params`` gives
+  exactly the constructor's parameters, as given; ``set_params`` takes them back
+  (the same objects), refuses a bad value or a policy that has learned and then
+  changes nothing; a copy built from ``get_params`` (what ``sklearn.base.clone``
+  does) keeps every value as given and plays as a fresh policy; ``repr`` shows the
+  parameters that differ from their defaults.
 
 The class must be constructible as ``cls(n_features=3, seed=0)`` and take a
 ``family`` keyword (``Policy`` does).
+
+Why this module is long: the checks are the contract a user's policy is held to, kept in
+one module with :data:`CHECKS` so that one import runs all of them, and each is small.
 
 Examples
 --------
@@ -37,6 +46,7 @@ Examples
 
 from __future__ import annotations
 
+import copy
 import inspect
 import pickle
 import re
@@ -308,6 +318,9 @@ def _bad_hyperparameters(cls: type) -> None:
     if "family" in parameters:
         _raises(lambda: cls(n_features=D, family="cauchit"), ValueError,
                 "family must be one of", "family='cauchit'")
+        if parameters["family"].default is not None:  # a GLM policy needs its link
+            _raises(lambda: cls(n_features=D, family=None), TypeError,
+                    f"{name}: family must be a name", "family=None")
 
 
 @_check("decide and reward are select and update plus the bookkeeping")
@@ -371,3 +384,105 @@ def _reward_domain(cls: type) -> None:
     if (status := policy.reward("pending", 1.0, now=1.0)) != "learned":
         raise AssertionError(f"a reward inside the domain returned {status!r}, not 'learned'")
     policy.update(X[a], 0.0)
+
+
+def _given(cls: type) -> dict[str, Any]:
+    """Constructor arguments the parameter checks build with (non-default where possible)."""
+    parameters = inspect.signature(cls).parameters
+    given: dict[str, Any] = {"n_features": D, "seed": 7}
+    given.update({name: value for name, value in (("alpha", 0.7), ("exploration_floor", 0.25))
+                  if name in parameters})
+    return given
+
+
+def _parameter_names(cls: type) -> list[str]:
+    return [name for name, parameter in inspect.signature(cls).parameters.items()
+            if parameter.kind not in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD)]
+
+
+@_check("get_params gives the constructor's parameters as given")
+def _get_params(cls: type) -> None:
+    given = _given(cls)
+    policy = cls(**given)
+    params = policy.get_params(deep=False)
+    expected = sorted(_parameter_names(cls))
+    if not isinstance(params, dict) or sorted(params) != expected:
+        gave = sorted(params) if isinstance(params, dict) else params
+        raise AssertionError(f"get_params gave {gave!r}, not the constructor's parameters "
+                             f"{expected}")
+    for name, value in given.items():
+        if params[name] != value:
+            raise AssertionError(f"get_params gave {name}={params[name]!r}, the constructor was "
+                                 f"given {value!r}")
+    defaults = {name: parameter.default
+                for name, parameter in inspect.signature(cls).parameters.items()
+                if parameter.default is not parameter.empty and name not in given}
+    for name, default in defaults.items():
+        if not (params[name] is default or params[name] == default):
+            raise AssertionError(f"get_params gave {name}={params[name]!r} for a policy built "
+                                 f"with its default {default!r}")
+    deep = policy.get_params(deep=True)
+    if any(deep.get(name, deep) is not value for name, value in params.items()):
+        raise AssertionError("get_params(deep=True) does not hold get_params(deep=False)")
+
+
+@_check("set_params checks first, sets what get_params gives and returns the policy")
+def _set_params(cls: type) -> None:
+    policy = cls(**_given(cls))
+    params = policy.get_params(deep=False)
+    if policy.set_params(**params) is not policy:
+        raise AssertionError("set_params did not return the policy")
+    again = policy.get_params(deep=False)
+    for name, value in params.items():
+        if again[name] is not value:
+            raise AssertionError(f"after set_params({name}={value!r}) get_params gave "
+                                 f"{again[name]!r}")
+    before = _state(policy)
+    _raises(lambda: policy.set_params(n_features=0), ValueError, "n_features must be >= 1",
+            "set_params(n_features=0)")
+    _raises(lambda: policy.set_params(not_a_parameter=1.0), ValueError, "not_a_parameter",
+            "set_params(not_a_parameter=1.0)")
+    if "alpha" in params:
+        _raises(lambda: policy.set_params(alpha=-1.0, n_features=D + 1), ValueError,
+                "alpha must be > 0", "set_params(alpha=-1.0, n_features=4)")
+    _unchanged(policy, before, "a refused set_params")
+    policy.set_params(n_features=D + 1)
+    if policy.get_params()["n_features"] != D + 1 or policy.n_features != D + 1:
+        raise AssertionError("set_params(n_features=4) did not make a policy of 4 features")
+    X = np.full((3, D + 1), 0.25)
+    policy.update(X[policy.select(X)], 1.0)
+    before = _state(policy)
+    _raises(lambda: policy.set_params(seed=1), ValueError, "has played",
+            "set_params on a policy that has learned")
+    _unchanged(policy, before, "set_params on a policy that has learned")
+
+
+@_check("a clone is an unfitted copy with the same parameters")
+def _clone(cls: type) -> None:
+    played = cls(**_given(cls))
+    _play(played, 20, seed=5)
+    params = played.get_params(deep=False)
+    arguments = {name: copy.deepcopy(value) for name, value in params.items()}
+    clone = cls(**arguments)  # what sklearn.base.clone does
+    kept = clone.get_params(deep=False)
+    for name, value in arguments.items():
+        if kept[name] is not value:
+            raise AssertionError(f"the constructor does not keep {name} as given (got "
+                                 f"{kept[name]!r} for {value!r}): sklearn.base.clone refuses it")
+    fresh = cls(**_given(cls))
+    if clone.n_updates_ != 0 or _play(clone, 20, seed=6) != _play(fresh, 20, seed=6):
+        raise AssertionError("a copy built from get_params does not play as a fresh policy "
+                             "with the same parameters")
+
+
+@_check("repr shows the parameters that differ from their defaults")
+def _repr(cls: type) -> None:
+    given = _given(cls)
+    text = repr(cls(**given))
+    for name, value in given.items():
+        if f"{name}={value!r}" not in text:
+            raise AssertionError(f"repr {text!r} does not show {name}={value!r}")
+    plain = repr(cls(n_features=D))
+    if plain != f"{cls.__name__}(n_features={D})":
+        raise AssertionError(f"repr of a policy built with its defaults is {plain!r}, not "
+                             f"{cls.__name__}(n_features={D})")

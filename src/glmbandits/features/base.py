@@ -10,6 +10,16 @@ first computes its learned state from the data (``_fit_state``, no mutation,
 recursive over sub-blocks), and only when every block has succeeded is the
 state assigned (``_set_state``).
 
+The conventions of scikit-learn's transformers: ``fit``, ``transform``,
+``fit_transform`` (every fitted user's contexts over the items at once),
+``get_feature_names_out`` (a name per column of the contexts), and
+``get_params``/``set_params`` over the constructor's parameters
+(:class:`glmbandits._params.Parameters`; ``left__standardize`` sets a block's
+parameter), so ``sklearn.base.clone(builder)`` is an unfitted copy (``Concat``, whose
+blocks are positional, through ``__sklearn_clone__``). A builder
+whose parameters are set afresh is unfitted: its fitted state was computed with the old
+ones.
+
 The per-round path writes into one preallocated buffer per top-level builder,
 grown geometrically when K grows, so ``transform`` allocates nothing once warm.
 **The returned array is that buffer and is overwritten by the next call.** A
@@ -27,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from .._params import Parameters
 from .._validation import as_float_array, format_value
 
 __all__ = ["FeatureBuilder", "Standardizer"]
@@ -100,7 +111,7 @@ def scaled_by_peak(array: np.ndarray, axis: int | None = None) -> tuple[np.ndarr
     return np.ldexp(array, -exponent), exponent
 
 
-class FeatureBuilder(ABC):
+class FeatureBuilder(Parameters, ABC):
     """Base class of the feature builders (scikit-learn style: ``fit`` then ``transform``).
 
     Attributes
@@ -135,6 +146,15 @@ class FeatureBuilder(ABC):
 
     def _children(self) -> tuple["FeatureBuilder", ...]:
         return ()
+
+    def _names(self, user: list[str], item: list[str]) -> list[str]:
+        """The names of this block's ``n_features_out_`` columns (fitted), given the inputs'."""
+        raise NotImplementedError(f"{type(self).__name__}: names its columns in _names")
+
+    def _adopt(self, fresh: Any) -> None:
+        """``set_params``: the new parameters, and no fitted state (fit again)."""
+        self.__dict__.clear()
+        self.__dict__.update(vars(fresh))
 
     def _fixed_n_actions(self) -> int | None:
         """K when it is fixed by the builder (a one-hot block), else None."""
@@ -175,6 +195,82 @@ class FeatureBuilder(ABC):
         self.n_item_features_in_ = None if V is None else V.shape[1]
         self._out = np.empty((0, self.n_features_out_))
         return self
+
+    def fit_transform(self, users: Any = None, items: Any = None) -> np.ndarray:
+        """Fit, then the contexts of every fitted user over the items, in a new array.
+
+        Parameters
+        ----------
+        users : array-like of shape (n, p), optional
+        items : array-like of shape (m, q), optional
+            As for :meth:`fit`; ``items`` are also the actions of every round.
+
+        Returns
+        -------
+        ndarray of shape (n, K, n_features_out_)
+            Row i is ``transform(users[i], items)`` (n = 1 without ``users``; K = m, or
+            the one-hot block's ``n_actions`` without ``items``); a new array, not the
+            builder's buffer.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from glmbandits.features import Interaction, ItemFeatures, UserFeatures
+        >>> b = Interaction(UserFeatures(), ItemFeatures())
+        >>> b.fit_transform(np.array([[1.0], [2.0]]), np.array([[1.0], [10.0]]))[:, :, 0]
+        array([[ 1., 10.],
+               [ 2., 20.]])
+        """
+        self.fit(users, items)
+        user_rows = [None] if users is None else check_rows(users, "fit_transform", "users")
+        V = None if items is None else check_rows(items, "fit_transform", "items")
+        return np.stack([self.transform(u, V).copy() for u in user_rows])
+
+    def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
+        """A name for each of the ``n_features_out_`` columns of the contexts.
+
+        Parameters
+        ----------
+        input_features : (user_names, item_names), optional
+            Names of the user and item columns (either may be None); by default
+            ``user_0``, ... and ``item_0``, ... A one-hot column is ``action_a``, the
+            bias ``intercept``, an interaction column ``left*right``, a low-rank side's
+            component ``left_svd0`` (``right_svd0``).
+
+        Returns
+        -------
+        ndarray of str (object dtype), shape (n_features_out_,)
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from glmbandits.features import Concat, Intercept, Interaction, ItemFeatures
+        >>> from glmbandits.features import UserFeatures
+        >>> b = Concat(Interaction(UserFeatures(), ItemFeatures()), Intercept())
+        >>> _ = b.fit(np.zeros((1, 2)), np.zeros((1, 1)))
+        >>> b.get_feature_names_out((["age", "income"], ["price"])).tolist()
+        ['age*price', 'income*price', 'intercept']
+        """
+        owner = f"{type(self).__name__}.get_feature_names_out"
+        if not hasattr(self, "n_features_out_"):
+            raise ValueError(f"{owner}: call fit first")
+        given = (None, None) if input_features is None else input_features
+        if not (isinstance(given, (tuple, list)) and len(given) == 2):
+            raise ValueError(f"{owner}: input_features must be a pair (user_names, item_names) "
+                             f"or None, got {input_features!r}")
+        sides = []
+        for side, names, width in (("user", given[0], self.n_user_features_in_),
+                                   ("item", given[1], self.n_item_features_in_)):
+            if names is None:
+                sides.append([f"{side}_{j}" for j in range(width or 0)])
+                continue
+            names = list(names) if not isinstance(names, str) else [names]
+            if width is None or len(names) != width or not all(isinstance(n, str)
+                                                               for n in names):
+                raise ValueError(f"{owner}: the {side} names must be {width or 0} str (the "
+                                 f"{side} columns fitted), got {names!r}")
+            sides.append(names)
+        return np.asarray(self._names(sides[0], sides[1]), dtype=object)
 
     def _commit(self, state: dict[str, Any]) -> None:
         state = dict(state)
@@ -258,7 +354,7 @@ class FeatureBuilder(ABC):
         return f"{type(self).__name__}()"
 
 
-class Standardizer:
+class Standardizer(Parameters):
     """Centre and scale columns to unit variance, fitted on data (constant columns: centred only).
 
     Parameters
@@ -296,6 +392,10 @@ class Standardizer:
         self.mean_ = mean
         self.scale_ = np.where(std > 0, std, 1.0) if self.with_std else np.ones(X.shape[1])
         return self
+
+    def fit_transform(self, X: Any) -> np.ndarray:
+        """``fit(X)``, then ``transform(X)``."""
+        return self.fit(X).transform(X)
 
     def transform(self, x: Any, out: np.ndarray | None = None) -> np.ndarray:
         """(x - mean_) / scale_ for a (p,) vector or (K, p) rows, into ``out`` when given.

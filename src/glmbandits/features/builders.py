@@ -7,6 +7,10 @@ UserFeatures())`` are builders too. The per-round path writes every block's colu
 straight into the parent's output (column slices of one buffer); only an
 :class:`Interaction` keeps two small scratch buffers for its factors.
 
+Why this module is long: the blocks implement one small protocol each (fitted state,
+rows, column names, the per-round write) and nest into one another; they are kept side
+by side so that a change to the protocol is made to all of them at once.
+
 References
 ----------
 Li, Lu & Zhou (2017), Section 2 (one θ* shared by all actions, x_{t,a} per action);
@@ -17,11 +21,12 @@ one-hot ⊗ context encoding makes the disjoint model a shared-θ model).
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from .._params import unfitted_copy
 from .._validation import check_int
 from .base import FeatureBuilder, Standardizer, finite_norm, scaled_by_peak
 
@@ -84,6 +89,9 @@ class _SideFeatures(FeatureBuilder):
     def _fit_rows(self, state: dict[str, Any]) -> np.ndarray:
         rows: np.ndarray = state["fit_rows"]
         return rows
+
+    def _names(self, user: list[str], item: list[str]) -> list[str]:
+        return list(user if self.side == "user" else item)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(standardize={self.standardize})"
@@ -174,6 +182,9 @@ class OneHotAction(FeatureBuilder):
     def _fit_rows(self, state: dict[str, Any]) -> np.ndarray:
         return np.eye(self.n_actions)
 
+    def _names(self, user: list[str], item: list[str]) -> list[str]:
+        return [f"action_{a}" for a in range(self.n_actions)]
+
     def _write(self, user: np.ndarray | None, items: np.ndarray | None, out: np.ndarray) -> None:
         out[...] = 0.0
         # The diagonal as a strided view (no copy, also on a parent's column slice).
@@ -199,6 +210,9 @@ class Intercept(FeatureBuilder):
 
     def _fit_rows(self, state: dict[str, Any]) -> np.ndarray:
         return np.ones((1, 1))
+
+    def _names(self, user: list[str], item: list[str]) -> list[str]:
+        return ["intercept"]
 
     def _write(self, user: np.ndarray | None, items: np.ndarray | None, out: np.ndarray) -> None:
         out[...] = 1.0
@@ -232,6 +246,9 @@ class Concat(FeatureBuilder):
     def _children(self) -> tuple[FeatureBuilder, ...]:
         return self.blocks
 
+    def __sklearn_clone__(self) -> "Concat":  # sklearn's clone cannot pass *blocks by name
+        return cast(Concat, unfitted_copy(self))
+
     def _fit_state(self, users: np.ndarray | None, items: np.ndarray | None) -> dict[str, Any]:
         children = [b._fit_state(users, items) for b in self.blocks]
         widths = [c["n_features_out_"] for c in children]
@@ -248,6 +265,9 @@ class Concat(FeatureBuilder):
                              f"({[p.shape[0] for p in parts]}); a low-rank Interaction needs "
                              "each side to be user-only or item-only")
         return np.hstack([np.broadcast_to(p, (n, p.shape[1])) for p in parts])
+
+    def _names(self, user: list[str], item: list[str]) -> list[str]:
+        return [name for block in self.blocks for name in block._names(user, item)]
 
     def _write(self, user: np.ndarray | None, items: np.ndarray | None, out: np.ndarray) -> None:
         for block, columns in zip(self.blocks, self.slices_):
@@ -333,6 +353,13 @@ class Interaction(FeatureBuilder):
                              np.empty((0, children[1]["n_features_out_"]))),
                 "_projected": (np.empty((0, dims[0])), np.empty((0, dims[1])))}
 
+    def _names(self, user: list[str], item: list[str]) -> list[str]:
+        sides = []
+        for side, block, basis in zip(("left", "right"), self._children(), self.projections_):
+            sides.append(block._names(user, item) if basis is None
+                         else [f"{side}_svd{j}" for j in range(basis.shape[1])])
+        return [f"{a}*{b}" for a in sides[0] for b in sides[1]]  # vec(l r'): left-major
+
     def _write(self, user: np.ndarray | None, items: np.ndarray | None, out: np.ndarray) -> None:
         K = out.shape[0]
         if self._factors[0].shape[0] < K:  # grow the scratch buffers geometrically
@@ -393,6 +420,9 @@ class UnitBall(FeatureBuilder):
         norm = finite_norm(child["max_norm_"], "UnitBall.fit")
         return {"children": [child], "n_features_out_": child["n_features_out_"],
                 "max_norm_": 1.0 if norm > 0 else 0.0, "factor_": norm if norm > 0 else 1.0}
+
+    def _names(self, user: list[str], item: list[str]) -> list[str]:
+        return self.block._names(user, item)  # the same columns, divided by one factor
 
     def _write(self, user: np.ndarray | None, items: np.ndarray | None, out: np.ndarray) -> None:
         self.block._write(user, items, out)

@@ -56,6 +56,7 @@ from ..estimation.checkpoint import Checkpoint, checkpoint
 from ..families import GLMFamily, get_family
 from .decision_api import DecisionAPI
 from .decisions import PendingDecisions
+from .params import GIVEN_PARAMS, PolicyParameters
 from .scores import (SCORE_SCALES, ActionScores, argmax_distribution, argmax_random_tie,
                      gram_norms, tied_scores, ucb_scores)
 
@@ -81,13 +82,15 @@ def check_exploration_floor(value: Any, owner: str) -> float:
 _LAST_SELECT = object()
 
 
-class Policy(DecisionAPI, ABC):
+class Policy(PolicyParameters, DecisionAPI, ABC):
     """Base class of every glmbandits policy.
 
     Subclasses implement :meth:`_choose` (pick an action from checked contexts)
     and :meth:`_learn` (absorb one checked sample). The base class does the input
     checks, so that a rejected call changes nothing, and keeps the bookkeeping
-    shared by all policies.
+    shared by all policies. ``get_params``/``set_params`` and the ``repr`` of the
+    non-default parameters come from :class:`~glmbandits.policies.params.PolicyParameters`
+    (scikit-learn's conventions: ``sklearn.base.clone(policy)`` is an unfitted copy).
 
     Parameters
     ----------
@@ -143,7 +146,8 @@ class Policy(DecisionAPI, ABC):
         owner = type(self).__name__
         self.n_features = check_int(n_features, owner, "n_features", minimum=1)
         self.exploration_floor = check_exploration_floor(exploration_floor, owner)
-        self.family: GLMFamily | None = None if family is None else get_family(family, owner)
+        self.family: GLMFamily | None = (None if family is None and not self._needs_family()
+                                         else get_family(family, owner))  # None: TypeError
         self.seed = seed
         self.rng_ = as_generator(seed, owner)
         self.n_updates_ = 0
@@ -439,9 +443,12 @@ class Policy(DecisionAPI, ABC):
         return action, scores, probabilities
 
     def __getstate__(self) -> dict[str, Any]:
-        # The attached event log is a connection, not learned state: never saved.
+        # The attached event log is a connection, not learned state: never saved. Nor are
+        # the parameters given as None that get_params reports (glmbandits._params):
+        # restored, a policy reports the values it plays with.
         state = self.__dict__.copy()
         state["event_log"] = None
+        state.pop(GIVEN_PARAMS, None)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -452,9 +459,6 @@ class Policy(DecisionAPI, ABC):
         state.setdefault("decisions_", PendingDecisions())
         state.setdefault("event_log", None)
         self.__dict__.update(state)
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(n_features={self.n_features})"
 
     # -- drift monitoring (glmbandits.evaluation.drift) ----------------------
     #: The attached monitor (an instance attribute only once one is attached).

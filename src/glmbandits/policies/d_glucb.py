@@ -189,7 +189,3 @@ class DGLUCB(Policy):
 
     def _learn(self, x: np.ndarray, reward: float) -> None:
         self.estimate_.add(x, reward)
-
-    def __repr__(self) -> str:
-        return (f"DGLUCB(n_features={self.n_features}, family={self.family.name!r}, "
-                f"gamma={self.gamma:g}, alpha={self.alpha:g}, l2={self.l2:g})")

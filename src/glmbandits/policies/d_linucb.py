@@ -212,8 +212,3 @@ class DLinUCB(Policy):
 
     def _learn(self, x: np.ndarray, reward: float) -> None:
         self.estimate_.add(x, reward)
-
-    def __repr__(self) -> str:
-        family = "" if self.family is None else f", family={self.family.name!r}"
-        return (f"DLinUCB(n_features={self.n_features}, gamma={self.gamma:g}, "
-                f"alpha={self.alpha:g}, l2={self.l2:g}{family})")

@@ -140,8 +140,3 @@ class DOMDGLB(Policy):
             self.n_projections_ += 1
         gram.add(math.sqrt(float(self.family.dmean(float(x @ theta)))) * x)
         self.theta_ = theta
-
-    def __repr__(self) -> str:
-        return (f"DOMDGLB(n_features={self.n_features}, family={self.family.name!r}, "
-                f"alpha={self.alpha:g}, gamma={self.gamma:g}, eta={self.eta:g}, "
-                f"radius={self.radius:g})")

@@ -150,7 +150,3 @@ class ECOLog(Policy):
         sherman_morrison_update(self.W_inv_, x, weight)
         self.W_ += weight * np.outer(x, x)
         self.theta_ = theta
-
-    def __repr__(self) -> str:
-        return (f"ECOLog(n_features={self.n_features}, family={self.family.name!r}, "
-                f"alpha={self.alpha:g}, radius={self.radius:g}, l2={self.l2:g})")

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from .._params import keep_given
 from .._validation import SeedLike, check_int, check_nonnegative, check_real
 from ..families import GLMFamily
 from .base import ActionScores, Policy, argmax_random_tie, tied_scores
@@ -80,6 +81,7 @@ class EpsilonGreedy(Policy):
             raise ValueError(f"{owner}: epsilon must lie in [0, 1], got {self.epsilon}")
         self.decay = check_nonnegative(decay, owner, "decay")
         self.tau = 2 * self.n_features if tau is None else check_int(tau, owner, "tau", minimum=0)
+        keep_given(self, tau=tau)  # get_params reports tau as given (None: 2d)
         self.l2 = check_nonnegative(l2, owner, "l2")
         self.estimate_ = GLMEstimate(self.n_features, self.family, self.l2)
 
@@ -112,7 +114,3 @@ class EpsilonGreedy(Policy):
 
     def _learn(self, x: np.ndarray, reward: float) -> None:
         self.estimate_.add(x, reward)
-
-    def __repr__(self) -> str:
-        return (f"EpsilonGreedy(n_features={self.n_features}, family={self.family.name!r}, "
-                f"epsilon={self.epsilon:g}, decay={self.decay:g})")

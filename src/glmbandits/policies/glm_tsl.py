@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from .._params import keep_given
 from .._validation import SeedLike, check_int, check_positive
 from ..families import GLMFamily
 from .base import ActionScores, Policy, tied_scores
@@ -78,6 +79,7 @@ class GLMTSL(Policy):
         owner = type(self).__name__
         self.a = check_positive(a, owner, "a")
         self.tau = 2 * self.n_features if tau is None else check_int(tau, owner, "tau", minimum=0)
+        keep_given(self, tau=tau)  # get_params reports tau as given (None: 2d)
         self.l2 = check_positive(l2, owner, "l2")
         self.n_propensity_samples = check_int(n_propensity_samples, owner,
                                               "n_propensity_samples", minimum=0)
@@ -118,7 +120,3 @@ class GLMTSL(Policy):
 
     def _learn(self, x: np.ndarray, reward: float) -> None:
         self.estimate_.add(x, reward)
-
-    def __repr__(self) -> str:
-        return (f"GLMTSL(n_features={self.n_features}, family={self.family.name!r}, "
-                f"a={self.a:g}, l2={self.l2:g})")

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 from scipy import optimize
 
+from .._params import keep_given
 from .._validation import SeedLike, check_int, check_nonnegative, check_positive
 from ..families import GLMFamily
 from .base import ActionScores, Policy, gram_norms, tied_scores
@@ -95,6 +96,7 @@ class GLMUCB(Policy):
         self.projection = bool(projection)
         self.radius = check_positive(radius, owner, "radius")
         self.tau = 2 * self.n_features if tau is None else check_int(tau, owner, "tau", minimum=0)
+        keep_given(self, tau=tau)  # get_params reports tau as given (None: 2d)
         self.l2 = check_nonnegative(l2, owner, "l2")
         self.estimate_ = GLMEstimate(self.n_features, self.family, self.l2)
         self.n_projections_ = 0
@@ -163,7 +165,3 @@ class GLMUCB(Policy):
 
     def _learn(self, x: np.ndarray, reward: float) -> None:
         self.estimate_.add(x, reward)
-
-    def __repr__(self) -> str:
-        return (f"GLMUCB(n_features={self.n_features}, family={self.family.name!r}, "
-                f"alpha={self.alpha:g}, projection={self.projection})")

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from .._params import keep_given
 from .._validation import SeedLike, check_positive
 from ..estimation import sherman_morrison_update
 from ..families import GLMFamily
@@ -88,6 +89,7 @@ class GLOC(Policy):
         self.radius = check_positive(radius, owner, "radius")
         self.kappa = (max(self.family.kappa(self.radius), 0.05) if kappa is None
                       else check_positive(kappa, owner, "kappa"))
+        keep_given(self, kappa=kappa)  # get_params reports kappa as given (None: resolved)
         self.l2 = check_positive(l2, owner, "l2")
         d = self.n_features
         self.V_ = self.l2 * np.eye(d)
@@ -112,7 +114,3 @@ class GLOC(Policy):
             step = project_ball(step, self.radius, self.V_)
             self.n_projections_ += 1
         self.theta_online_ = step
-
-    def __repr__(self) -> str:
-        return (f"GLOC(n_features={self.n_features}, family={self.family.name!r}, "
-                f"alpha={self.alpha:g}, radius={self.radius:g}, kappa={self.kappa:g})")

@@ -100,7 +100,3 @@ class LaplaceTS(Policy):
     def _learn(self, x: np.ndarray, reward: float) -> None:
         self.m_ = proximal_glm_step(self.m_, x / self.q_, x, reward, self.family)
         self.q_ = self.q_ + float(self.family.dmean(x @ self.m_)) * x * x
-
-    def __repr__(self) -> str:
-        return (f"LaplaceTS(n_features={self.n_features}, family={self.family.name!r}, "
-                f"prior_precision={self.prior_precision:g}, exploration={self.exploration:g})")

@@ -104,8 +104,3 @@ class LinUCB(Policy):
 
     def _learn_checkpoint(self) -> Checkpoint:
         return self.estimate_._add_checkpoint()  # _learn is the estimate's add
-
-    def __repr__(self) -> str:
-        family = "" if self.family is None else f", family={self.family.name!r}"
-        return (f"LinUCB(n_features={self.n_features}, alpha={self.alpha:g}, "
-                f"l2={self.l2:g}{family})")

@@ -331,7 +331,3 @@ class OFUGLB(Policy):
                     abs(float(self.family.mean(-z)) - reward))
         self.lipschitz_ += float(np.linalg.norm(x)) * slope
         self.estimate_.add(x, reward)
-
-    def __repr__(self) -> str:
-        return (f"OFUGLB(n_features={self.n_features}, family={self.family.name!r}, "
-                f"beta_scale={self.beta_scale:g}, radius={self.radius:g}, l2={self.l2:g})")

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from .._params import keep_given
 from .._validation import (MIN_MAGNITUDE, SeedLike, check_int, check_nonnegative,
                            check_positive, check_probability, check_real, format_value)
 from ..families import GLMFamily
@@ -147,6 +148,8 @@ class RSGLinCB(Policy):
                      else check_nonnegative(beta, owner, "beta"))
         self.gamma = (self.radius * math.sqrt(d * log_term) if gamma is None
                       else check_nonnegative(gamma, owner, "gamma"))
+        # get_params reports these as given (None: resolved from the theory, above)
+        keep_given(self, kappa=kappa, beta=beta, gamma=gamma)
         self.l2 = check_positive(l2, owner, "l2")
         self.doubling = check_positive(doubling, owner, "doubling")
         self.warmup_constant = check_positive(warmup_constant, owner, "warmup_constant")
@@ -229,7 +232,3 @@ class RSGLinCB(Policy):
             quadratic = sherman_morrison_update(self.H_inv_, x, weight)
             self.logdet_H_ += math.log1p(weight * quadratic)
         self.last_warmup_ = False
-
-    def __repr__(self) -> str:
-        return (f"RSGLinCB(n_features={self.n_features}, family={self.family.name!r}, "
-                f"horizon={self.horizon}, radius={self.radius:g}, kappa={self.kappa:g})")

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from .._params import keep_given
 from .._validation import SeedLike, check_int, check_nonnegative, check_positive
 from ..theory import kappa_and_sigma, supcb_glm_alpha, supcb_glm_tau, widen_for_refit_tol
 from ..families import GLMFamily
@@ -144,6 +145,7 @@ class SupCBGLM(Policy):
         self.horizon = check_int(horizon, owner, "horizon", minimum=2)
         self.alpha = check_positive(alpha, owner, "alpha")
         self.tau = 2 * self.n_features if tau is None else check_int(tau, owner, "tau", minimum=0)
+        keep_given(self, tau=tau)  # get_params reports tau as given (None: 2d)
         self.l2 = check_nonnegative(l2, owner, "l2")
         self.refit, self.refit_growth = check_refit(refit, refit_growth, owner)
         self.refit_tol = check_nonnegative(refit_tol, owner, "refit_tol")
@@ -305,8 +307,3 @@ class SupCBGLM(Policy):
             if stage >= 1:
                 self._stage_estimate(stage).add(x, reward)
             self.psi_[stage].append(round_index)
-
-    def __repr__(self) -> str:
-        return (f"SupCBGLM(n_features={self.n_features}, family={self.family.name!r}, "
-                f"horizon={self.horizon}, alpha={self.alpha:g}, tau={self.tau}, l2={self.l2:g}, "
-                f"refit={self.refit!r})")

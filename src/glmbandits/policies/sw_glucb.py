@@ -173,7 +173,3 @@ class SWGLUCB(Policy):
 
     def _learn(self, x: np.ndarray, reward: float) -> None:
         self.estimate_.add(x, reward)
-
-    def __repr__(self) -> str:
-        return (f"SWGLUCB(n_features={self.n_features}, family={self.family.name!r}, "
-                f"alpha={self.alpha:g}, window={self.window}, l2={self.l2:g})")

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from .._params import keep_given
 from .._validation import (SeedLike, check_int, check_nonnegative, check_positive,
                            check_probability)
 from ..families import GLMFamily, get_family
@@ -172,6 +173,7 @@ class UCBGLM(Policy):
         owner = type(self).__name__
         self.alpha = check_positive(alpha, owner, "alpha")
         self.tau = 2 * self.n_features if tau is None else check_int(tau, owner, "tau", minimum=0)
+        keep_given(self, tau=tau)  # get_params reports tau as given (None: 2d)
         self.l2 = check_nonnegative(l2, owner, "l2")
         self.refit, self.refit_growth = check_refit(refit, refit_growth, owner)
         self.refit_tol = check_nonnegative(refit_tol, owner, "refit_tol")
@@ -293,9 +295,3 @@ class UCBGLM(Policy):
 
     def _learn_checkpoint(self) -> Checkpoint:
         return self.estimate_._add_checkpoint()  # _learn is the estimate's add
-
-    def __repr__(self) -> str:
-        return (f"UCBGLM(n_features={self.n_features}, family={self.family.name!r}, "
-                f"alpha={self.alpha:g}, tau={self.tau}, l2={self.l2:g}, refit={self.refit!r})")
-
-
