@@ -1,0 +1,118 @@
+"""The blocking client: :class:`Client` (httpx; the ``client`` extra)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Mapping, Sequence
+
+from ._base import ClientBase
+from .models import Decision, Model, RewardResult, from_json
+from .retry import RetryPolicy
+
+__all__ = ["Client"]
+
+
+class Client(ClientBase):
+    """A client of ``glmbandits serve``: decide, reward, model.
+
+    Parameters
+    ----------
+    base_url : str
+        The service's address, e.g. ``"http://127.0.0.1:8000"``.
+    api_key : str or None
+        Sent as ``Authorization: Bearer KEY`` (the service's ``GLMBANDITS_API_KEYS``).
+    timeout : float
+        Seconds for one attempt (connect, send and read).
+    retry : RetryPolicy or None
+        When to retry and how long to wait (:class:`~glmbandits.client.RetryPolicy`;
+        default: 3 retries within 30 s). A retry repeats the request byte for byte, so
+        with the same ``decision_id``: the service answers it as it answered the first.
+    headers : mapping or None
+        Extra headers for every request.
+    transport : httpx.BaseTransport or None
+        httpx's transport (``httpx.MockTransport`` in tests).
+    sleep : callable
+        How the client waits between attempts (``time.sleep``).
+
+    Examples
+    --------
+    >>> import httpx
+    >>> def service(request):
+    ...     return httpx.Response(200, json={"decision_id": "d1", "action": 1,
+    ...         "probabilities": [0.0, 1.0], "propensity": 1.0, "model_version": 4})
+    >>> with Client("http://service", transport=httpx.MockTransport(service)) as client:
+    ...     client.decide([[0.1, 0.2], [0.3, 0.4]], decision_id="d1")
+    Decision(decision_id='d1', action=1, probabilities=(0.0, 1.0), propensity=1.0, model_version=4, policy_action=None, explanation=None)
+
+    References
+    ----------
+    The rank/reward loop of Li et al. (2017), "Provably Optimal Algorithms for Generalized
+    Linear Contextual Bandits" (Algorithm 1: decide, then learn from the reward), served
+    by ``glmbandits serve`` (docs/service.md).
+    """
+
+    def __init__(self, base_url: str, *, api_key: str | None = None, timeout: float = 10.0,
+                 retry: RetryPolicy | None = None, headers: Mapping[str, str] | None = None,
+                 transport: Any = None, sleep: Callable[[float], None] = time.sleep,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        import httpx  # the client extra
+
+        super().__init__(base_url, api_key=api_key, timeout=timeout, retry=retry,
+                         headers=headers, clock=clock)
+        self._sleep = sleep
+        self._httpx = httpx
+        self._http = httpx.Client(base_url=self.base_url, headers=self.headers,
+                                  timeout=self.timeout, transport=transport)
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the connections."""
+        self._http.close()
+
+    def _call(self, operation: str, content: bytes | None = None) -> Any:
+        method, path = self._route(operation)
+        started, retry = self._clock(), 0
+        while True:
+            try:
+                outcome: Any = self._http.request(method, path, content=content)
+            except self._httpx.UnsupportedProtocol:
+                raise
+            except self._httpx.TransportError as error:
+                outcome = error
+            done, value = self._settle(outcome, operation, retry, started)
+            if done:
+                return value
+            self._sleep(value)
+            retry += 1
+
+    def decide(self, contexts: Any, decision_id: str | None = None, *,
+               excluded: Sequence[int] | None = None, default_action: int | None = None,
+               explain: bool = False) -> Decision:
+        """Choose one of the K rows of ``contexts`` (a (K, d) array or nested lists).
+
+        ``decision_id`` defaults to a fresh UUID4, made once, so every retry repeats it;
+        pass your own to retry across processes. ``excluded`` rows are not chosen;
+        ``default_action`` is the row shown in shadow mode; ``explain`` asks for the
+        decision's explanation.
+        """
+        content = self._decide_request(contexts, decision_id, excluded, default_action,
+                                       explain)
+        return from_json(Decision, self._call("decide", content))  # type: ignore[no-any-return]
+
+    def reward(self, decision_id: str, value: float) -> RewardResult:
+        """The reward ``value`` of the decision ``decision_id``."""
+        return from_json(RewardResult,  # type: ignore[no-any-return]
+                         self._call("reward", self._reward_request(decision_id, value)))
+
+    def model(self) -> Model:
+        """The served policy, its model version and counts."""
+        return from_json(Model, self._call("model"))  # type: ignore[no-any-return]
+
+    def health(self) -> str:
+        """The service's liveness status (``"ok"``)."""
+        return str(self._call("health")["status"])
