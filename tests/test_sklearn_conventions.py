@@ -267,3 +267,12 @@ def test_set_params_on_a_builder_checks_first_and_leaves_it_unfitted():
     concat = features.Concat(features.Intercept())
     concat.set_params(blocks=(features.Intercept(), features.OneHotAction(2)))
     assert concat.fit().transform().shape == (2, 3)
+
+
+def test_a_block_that_does_not_name_its_columns_gets_numbered_names():
+    class Doubled(features.UserFeatures):
+        def _names(self, user, item):  # noqa: ANN001 - the base class's default instead
+            return features.FeatureBuilder._names(self, user, item)
+
+    builder = features.Concat(Doubled(), features.Intercept()).fit(np.ones((2, 2)))
+    assert builder.get_feature_names_out().tolist() == ["Doubled_0", "Doubled_1", "intercept"]

@@ -148,8 +148,11 @@ class FeatureBuilder(Parameters, ABC):
         return ()
 
     def _names(self, user: list[str], item: list[str]) -> list[str]:
-        """The names of this block's ``n_features_out_`` columns (fitted), given the inputs'."""
-        raise NotImplementedError(f"{type(self).__name__}: names its columns in _names")
+        """The names of this block's ``n_features_out_`` columns (fitted), given the inputs'.
+
+        Default (a block that does not name its columns): ``ClassName_j``.
+        """
+        return [f"{type(self).__name__}_{j}" for j in range(self.n_features_out_)]
 
     def _adopt(self, fresh: Any) -> None:
         """``set_params``: the new parameters, and no fitted state (fit again)."""
