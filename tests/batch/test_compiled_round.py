@@ -75,3 +75,41 @@ def test_a_numba_policy_round_trips_and_old_files_load_with_numpy(tmp_path):
     old = LinUCB.__new__(LinUCB)
     old.__setstate__(state)  # written before the option existed
     assert old.backend == "numpy"
+
+
+@needs_numba
+@pytest.mark.parametrize("name", ["linucb", "ucb-glm lazy"])
+def test_the_update_takes_the_compiled_step_and_a_failing_one_changes_nothing(name, monkeypatch):
+    kernels = compiled.kernels()
+    policy = POLICIES[name](0, "numba")
+    simulate(policy, SyntheticGLMEnv(10, 20, seed=0), 40, seed=0)
+    contexts = np.random.default_rng(2).normal(size=(20, 10)) / 10
+    calls = []
+
+    def spy(V_inv, x):
+        calls.append(x)
+        return compiled_step(V_inv, x)
+
+    compiled_step = kernels.sherman_morrison
+    monkeypatch.setattr(kernels, "sherman_morrison", spy)
+    a = policy.select(contexts)
+    policy.update(contexts[a], 1.0)
+    assert len(calls) == 1 and np.array_equal(calls[0], contexts[a])
+    before = pickle.dumps(policy)
+
+    def failing(V_inv, x):
+        compiled_step(V_inv, x)  # the estimate's copy is changed, then the step fails
+        raise FloatingPointError("injected")
+
+    monkeypatch.setattr(kernels, "sherman_morrison", failing)
+    a = policy.select(contexts)
+    twin = pickle.loads(pickle.dumps(policy))
+    with pytest.raises(FloatingPointError, match="injected"):
+        policy.update(contexts[a], 0.0)
+    assert policy.n_updates_ == twin.n_updates_ == pickle.loads(before).n_updates_
+    estimate, reference = policy.estimate_, twin.estimate_
+    for field in ("V_inv_", "theta_", "b_", "log_det_V_"):
+        if hasattr(reference, field):
+            assert np.array_equal(getattr(estimate, field), getattr(reference, field)), field
+    if hasattr(reference, "history"):
+        assert estimate.history.n == reference.history.n

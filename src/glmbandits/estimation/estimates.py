@@ -16,7 +16,7 @@ so that the learned state of an estimate is read and written in this module only
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -106,8 +106,13 @@ class GLMEstimate:
         self.n_fits_ = 0
         self.n_failed_fits_ = 0
 
-    def add(self, x: np.ndarray, reward: float) -> None:
+    def add(self, x: np.ndarray, reward: float,
+            rank_one: Callable[[np.ndarray, np.ndarray], float] | None = None) -> None:
         """Store one sample, update V⁻¹ by one rank-one step and log det V.
+
+        ``rank_one(V⁻¹, x)`` is the Sherman–Morrison step (in place, returning
+        ``x'V⁻¹x``): :func:`~glmbandits.estimation.sherman_morrison_update` when None,
+        or its compiled form for a policy on the numba backend (:mod:`.compiled`).
 
         ``log det V`` grows by ``log(1 + x'V⁻¹x)`` (matrix determinant lemma). With
         ``l2 == 0`` and an early, rank-deficient design, V⁻¹ starts as a floored
@@ -124,7 +129,7 @@ class GLMEstimate:
         V_inv, log_det = self.V_inv_, self.log_det_V_
         if V_inv is not None:
             V_inv = V_inv.copy(order="K")
-            quadratic = sherman_morrison_update(V_inv, x)
+            quadratic = (rank_one or sherman_morrison_update)(V_inv, x)
             if quadratic >= 0.0:
                 assert log_det is not None  # kept with V_inv_
                 log_det += math.log1p(quadratic)
@@ -488,14 +493,16 @@ class RidgeEstimate:
         """A checkpoint of what :meth:`add` changes: O(1), :meth:`add` only rebinds."""
         return Checkpoint(self, self.__dict__.copy())
 
-    def add(self, x: np.ndarray, reward: float) -> None:
-        """One sample: ``A⁻¹`` by Sherman–Morrison, ``b += r·x``, ``θ̂ = A⁻¹b``.
+    def add(self, x: np.ndarray, reward: float,
+            rank_one: Callable[[np.ndarray, np.ndarray], float] | None = None) -> None:
+        """One sample: ``A⁻¹`` by Sherman–Morrison (``rank_one``, as in
+        :meth:`GLMEstimate.add`), ``b += r·x``, ``θ̂ = A⁻¹b``.
 
         Nothing is changed in place (as :meth:`GLMEstimate.add`): the new arrays are
         computed first and rebound in one statement.
         """
         V_inv = self.V_inv_.copy(order="K")
-        sherman_morrison_update(V_inv, x)
+        (rank_one or sherman_morrison_update)(V_inv, x)
         b = self.b_ + reward * x
         self.V_inv_, self.b_, self.theta_ = V_inv, b, V_inv @ b
 

@@ -1,4 +1,4 @@
-"""The round of a UCB policy on the ``"numba"`` backend: compiled scores and argmax.
+"""The round of a UCB policy on the ``"numba"`` backend: compiled scores, argmax and update.
 
 :class:`~glmbandits.LinUCB` and :class:`~glmbandits.UCBGLM` take
 ``backend="numba"`` (the ``compiled`` extra); their ``_choose`` then calls
@@ -7,8 +7,11 @@ followed by :func:`~glmbandits.policies.scores.argmax_distribution`: one compile
 call (:func:`glmbandits.estimation._numba_kernels.ucb_one`) computes the K
 indices ``x'θ̂ + α‖x‖_{V⁻¹}``, their argmax and how many tie. Ties are broken
 by :func:`~glmbandits.policies.scores.argmax_distribution` on the same
-generator, so the draws are those of the numpy round. The scores agree with
-numpy's to rounding (``docs/performance.md``, "Backends and their guarantees").
+generator, so the draws are those of the numpy round. Their ``_learn`` hands
+:func:`rank_one_step` to the estimate's ``add``: the Sherman–Morrison step
+compiled, on the estimate's fresh copy of V⁻¹ as on numpy. The scores and V⁻¹
+agree with numpy's to rounding (``docs/performance.md``, "Backends and their
+guarantees").
 
 References
 ----------
@@ -18,12 +21,14 @@ Contextual Bandits", ICML, Algorithm 1 step 2; Chu et al. (2011), LinUCB.
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from ..estimation.compiled import kernels
 from .scores import ActionScores, argmax_distribution
 
-__all__ = ["ucb_choice"]
+__all__ = ["ucb_choice", "rank_one_step"]
 
 
 def ucb_choice(X: np.ndarray, theta: np.ndarray, V_inv: np.ndarray, alpha: float,
@@ -52,3 +57,19 @@ def ucb_choice(X: np.ndarray, theta: np.ndarray, V_inv: np.ndarray, alpha: float
         return int(action), scores, probabilities
     action, probabilities = argmax_distribution(scores.ucb, rng)  # ties (or NaN): numpy's rule
     return action, scores, probabilities
+
+
+def rank_one_step() -> Callable[[np.ndarray, np.ndarray], float]:
+    """The compiled ``sherman_morrison_update`` (unit weight): ``rank_one`` of the estimates' ``add``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> V_inv = np.eye(2)
+    >>> rank_one_step()(V_inv, np.array([1.0, 0.0]))
+    1.0
+    >>> V_inv.tolist()
+    [[0.5, 0.0], [0.0, 1.0]]
+    """
+    step: Callable[[np.ndarray, np.ndarray], float] = kernels("rank_one_step").sherman_morrison
+    return step

@@ -8,7 +8,7 @@ import numpy as np
 
 from .._validation import SeedLike, check_positive
 from .base import ActionScores, Policy, ucb_scores
-from .compiled_round import ucb_choice
+from .compiled_round import rank_one_step, ucb_choice
 from ..estimation.compiled import check_backend
 from ..estimation.checkpoint import Checkpoint
 from ..estimation.estimates import RidgeEstimate
@@ -46,7 +46,8 @@ class LinUCB(Policy):
         same for every family. ``None`` accepts any finite reward.
     backend : {"numpy", "numba"}, default "numpy"
         ``"numba"`` scores the K actions and takes their argmax in one compiled
-        call (:mod:`glmbandits.policies.compiled_round`; needs the ``compiled``
+        call, and the update's Sherman–Morrison step in another
+        (:mod:`glmbandits.policies.compiled_round`; needs the ``compiled``
         extra, else ``ImportError``). Same rule, scores equal to numpy's to
         rounding (``docs/performance.md``, "Backends and their guarantees").
 
@@ -100,7 +101,10 @@ class LinUCB(Policy):
                                            self.alpha))
 
     def _learn(self, x: np.ndarray, reward: float) -> None:
-        self.estimate_.add(x, reward)
+        if self.backend == "numba":
+            self.estimate_.add(x, reward, rank_one_step())
+        else:
+            self.estimate_.add(x, reward)
 
     def _learn_checkpoint(self) -> Checkpoint:
         return self.estimate_._add_checkpoint()  # _learn is the estimate's add

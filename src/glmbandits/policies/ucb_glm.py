@@ -13,7 +13,7 @@ from ..families import GLMFamily, get_family
 from ..theory import (kappa_and_sigma, ucb_glm_alpha, ucb_glm_theorem4_alpha,
                       ucb_glm_theorem4_tau, widen_for_refit_tol)
 from .base import ActionScores, Policy, tied_scores, ucb_scores
-from .compiled_round import ucb_choice
+from .compiled_round import rank_one_step, ucb_choice
 from ..estimation.compiled import check_backend
 from ..estimation.checkpoint import Checkpoint
 from ..estimation.estimates import GLMEstimate
@@ -110,7 +110,8 @@ class UCBGLM(Policy):
 
     backend : {"numpy", "numba"}, default "numpy"
         ``"numba"`` scores the K actions and takes their argmax in one compiled
-        call (:mod:`glmbandits.policies.compiled_round`; needs the ``compiled``
+        call, and the update's Sherman–Morrison step in another
+        (:mod:`glmbandits.policies.compiled_round`; needs the ``compiled``
         extra, else ``ImportError``). Same rule, scores equal to numpy's to
         rounding (``docs/performance.md``, "Backends and their guarantees");
         refits are numpy's either way.
@@ -291,7 +292,10 @@ class UCBGLM(Policy):
         return self._choose_max(ucb_scores(X, theta, V_inv, self.alpha))
 
     def _learn(self, x: np.ndarray, reward: float) -> None:
-        self.estimate_.add(x, reward)
+        if self.backend == "numba":
+            self.estimate_.add(x, reward, rank_one_step())
+        else:
+            self.estimate_.add(x, reward)
 
     def _learn_checkpoint(self) -> Checkpoint:
         return self.estimate_._add_checkpoint()  # _learn is the estimate's add
