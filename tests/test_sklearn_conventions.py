@@ -276,3 +276,16 @@ def test_a_block_that_does_not_name_its_columns_gets_numbered_names():
 
     builder = features.Concat(Doubled(), features.Intercept()).fit(np.ones((2, 2)))
     assert builder.get_feature_names_out().tolist() == ["Doubled_0", "Doubled_1", "intercept"]
+
+
+def test_a_star_args_parameter_is_passed_back_positionally_with_those_before_it():
+    from glmbandits._params import Parameters, unfitted_copy
+
+    class Blocks(Parameters):
+        def __init__(self, first, *rest, scale=1.0):  # noqa: ANN001
+            self.first, self.rest, self.scale = first, rest, scale
+
+    blocks = Blocks("a", "b", "c", scale=2.0)
+    assert blocks.get_params() == {"first": "a", "rest": ("b", "c"), "scale": 2.0}
+    assert repr(unfitted_copy(blocks)) == "Blocks(first='a', rest=('b', 'c'), scale=2.0)"
+    assert repr(blocks.set_params(rest=("z",))) == "Blocks(first='a', rest=('z',), scale=2.0)"

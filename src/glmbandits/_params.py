@@ -110,14 +110,17 @@ def _is_default(value: Any, default: Any) -> bool:
 
 
 def _build(cls: type, params: dict[str, Any]) -> Any:
-    """``cls(**params)``, a ``*args`` parameter passed positionally (``Concat(*blocks)``)."""
-    signature = inspect.signature(cls)
+    """``cls(**params)``, a ``*args`` parameter (and those before it) passed positionally."""
+    parameters = list(inspect.signature(cls).parameters.values())
     params = dict(params)
-    args = ()
-    for parameter in signature.parameters.values():
-        if parameter.kind is parameter.VAR_POSITIONAL:
-            args = tuple(params.pop(parameter.name))
-    return cls(*args, **params)
+    positional: list[Any] = []
+    if any(parameter.kind is parameter.VAR_POSITIONAL for parameter in parameters):
+        for parameter in parameters:
+            if parameter.kind is parameter.VAR_POSITIONAL:
+                positional.extend(params.pop(parameter.name))
+                break
+            positional.append(params.pop(parameter.name))
+    return cls(*positional, **params)
 
 
 def unfitted_copy(obj: Any) -> Any:
