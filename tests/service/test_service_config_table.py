@@ -93,5 +93,5 @@ def test_the_table_declares_every_key_of_the_example_config_and_floats_are_float
 
 def test_the_checker_is_small():
     """One table and one checker, not one long function of hand-written checks."""
-    for function in (parse_config, service_config._check_table):
+    for function in (parse_config, service_config.check_table_values):
         assert len(inspect.getsource(function).splitlines()) <= 45, function.__name__

@@ -7,8 +7,12 @@ The policy is built once while checking, so its parameters are checked by the
 policy class itself. ``example_config()`` is the commented config printed by
 ``glmbandits serve --example-config``; it starts as it is.
 
+Every key can also come from an environment variable ``GLMBANDITS_<TABLE>_<KEY>``
+(:func:`environment_tables`, named and read by :mod:`.env_config`), over the file's value.
+
 Why this module is long: the one table of keys (:data:`CONFIG_FIELDS`), the dataclasses it
-fills (one per table) and the example config that shows every key belong together.
+fills (one per table), its checker for the file and the environment, and the example config
+that shows every key belong together.
 """
 
 from __future__ import annotations
@@ -30,7 +34,8 @@ else:  # pragma: no cover
 __all__ = ["ConfigError", "ServiceConfig", "PolicyConfig", "DecisionConfig", "DriftConfig", "MODES",
            "load_config",
            "parse_config", "example_config", "hash_key", "ENV_API_KEYS", "EXAMPLE_KEYS",
-           "refuse_example_keys", "CONFIG_FIELDS", "Field"]
+           "refuse_example_keys", "CONFIG_FIELDS", "Field", "check_table_types",
+           "check_table_values", "check_key_digests", "environment_tables"]
 
 #: The environment variable with extra API keys (comma-separated, in clear).
 ENV_API_KEYS = "GLMBANDITS_API_KEYS"
@@ -294,8 +299,11 @@ CONFIG_FIELDS: dict[str, dict[str, Field]] = {
 }
 
 
-def load_config(path: str | os.PathLike[str]) -> ServiceConfig:
-    """Read and check a TOML config file (:class:`ConfigError` on any mistake).
+def load_config(path: str | os.PathLike[str],
+                environ: Mapping[str, str] | None = None) -> ServiceConfig:
+    """Read and check a TOML config file (:class:`ConfigError` on any mistake), with the
+    keys set in ``environ`` (default ``os.environ``) as ``GLMBANDITS_<TABLE>_<KEY>`` over
+    the file's (:mod:`glmbandits.service.env_config`).
 
     Without ``[service] db`` the event log is ``<config stem>.db`` next to the config.
     """
@@ -308,34 +316,89 @@ def load_config(path: str | os.PathLike[str]) -> ServiceConfig:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"config {str(path)!r}: not valid TOML ({error})") from None
+    for table, values in environment_tables(os.environ if environ is None
+                                            else environ).items():
+        if isinstance(data.setdefault(table, {}), dict):  # (else: the file's error)
+            data[table].update(values)
     default_db = "sqlite:///" + str(path.resolve().with_suffix(".db"))
     return parse_config(data, source=str(path), default_db=default_db)
 
 
-def _check_types(data: dict[str, Any], table: str, source: str) -> dict[str, Any]:
-    """One table's keys, known and of their declared types (:data:`CONFIG_FIELDS`)."""
+def environment_tables(environ: Mapping[str, str]) -> dict[str, dict[str, Any]]:
+    """The keys set in ``environ`` as ``GLMBANDITS_<TABLE>_<KEY>``
+    (:func:`~glmbandits.service.env_config.env_variable`, one per key of
+    :data:`CONFIG_FIELDS`), as tables of checked values; :class:`ConfigError` names the
+    variable of a value that cannot be read, of the wrong type or out of range.
+
+    Examples
+    --------
+    >>> environment_tables({"GLMBANDITS_SERVICE_PORT": "9000", "HOME": "/root"})
+    {'service': {'port': 9000}}
+    >>> environment_tables({"GLMBANDITS_SERVICE_PORT": "0"})
+    Traceback (most recent call last):
+    ...
+    glmbandits.service.config.ConfigError: environment variable GLMBANDITS_SERVICE_PORT: [service] port must be a port 1-65535, got 0
+    """
+    from .env_config import env_value, env_variable
+    from .store import parse_db_url
+
+    tables: dict[str, dict[str, Any]] = {}
+    for table, fields in CONFIG_FIELDS.items():
+        for key, field in fields.items():
+            variable = env_variable(table, key)
+            if variable not in environ:
+                continue
+            where = f"environment variable {variable}"
+            try:
+                value = env_value(environ[variable], field.kinds)
+            except ValueError:
+                raise ConfigError(f"{where}: [{table}] {key} must be {field.expected}, got "
+                                  f"{environ[variable][:60]!r}") from None
+            try:
+                check_table_values(check_table_types({table: {key: value}}, table), table,
+                                   partial=True)
+                if table == "auth":
+                    check_key_digests(value)
+                if (table, key) == ("service", "db"):
+                    parse_db_url(value)
+            except ValueError as error:  # (a ConfigError too)
+                raise ConfigError(f"{where}: {error}") from None
+            tables.setdefault(table, {})[key] = value
+    return tables
+
+
+def _prefix(source: str | None) -> str:
+    return "" if source is None else f"config {source!r}: "
+
+
+def check_table_types(data: dict[str, Any], table: str,
+                      source: str | None = None) -> dict[str, Any]:
+    """One table's keys, known and of their declared types (:data:`CONFIG_FIELDS`); a
+    message starts with ``config 'SOURCE':`` when ``source`` is given."""
     fields = CONFIG_FIELDS[table]
     section = data.get(table, {})
     if not isinstance(section, dict):
-        raise ConfigError(f"config {source!r}: [{table}] must be a table, got {section!r}")
+        raise ConfigError(f"{_prefix(source)}[{table}] must be a table, got {section!r}")
     unknown = sorted(set(section) - set(fields))
     if unknown:
         raise ConfigError(f"config {source!r}: unknown key(s) {unknown} in [{table}]; "
                           f"expected some of {sorted(fields)}")
     for key, value in section.items():
         if isinstance(value, bool) or not isinstance(value, fields[key].kinds):
-            raise ConfigError(f"config {source!r}: [{table}] {key} must be "
+            raise ConfigError(f"{_prefix(source)}[{table}] {key} must be "
                               f"{fields[key].expected}, got {value!r} ({type(value).__name__})")
     return section
 
 
-def _check_table(section: dict[str, Any], table: str, source: str) -> dict[str, Any]:
-    """One typed table: required keys present, values in range, converted."""
-    where = f"config {source!r}: [{table}]"
+def check_table_values(section: dict[str, Any], table: str, source: str | None = None, *,
+                       partial: bool = False) -> dict[str, Any]:
+    """One typed table (:func:`check_table_types`): required keys present (unless
+    ``partial``: some keys of a table), values in range, converted."""
+    where = f"{_prefix(source)}[{table}]"
     checked = dict(section)
     for key, field in CONFIG_FIELDS[table].items():
         if key not in section:
-            if field.required:
+            if field.required and not partial:
                 raise ConfigError(f"{where} {key} is missing")
             continue
         if field.valid is not None and not field.valid(section[key]):
@@ -346,12 +409,12 @@ def _check_table(section: dict[str, Any], table: str, source: str) -> dict[str, 
     return checked
 
 
-def _check_keys(hashes: list[Any], source: str) -> None:
+def check_key_digests(hashes: list[Any], source: str | None = None) -> None:
     """Each accepted key's digest: 64 lower-case hex digits, never a documented example."""
     for index, digest in enumerate(hashes):
         if not (isinstance(digest, str) and len(digest) == 64
                 and all(c in "0123456789abcdef" for c in digest)):
-            raise ConfigError(f"config {source!r}: [auth] api_key_sha256[{index}] must be a "
+            raise ConfigError(f"{_prefix(source)}[auth] api_key_sha256[{index}] must be a "
                               "64-digit lower-case SHA-256 hex digest (sha256sum of the key; "
                               "the key itself never goes in the config), got '<hidden>'")
     try:
@@ -370,8 +433,8 @@ def parse_config(data: dict[str, Any], *, source: str = "<config>",
     if "policy" not in data:
         raise ConfigError(f"config {source!r}: the [policy] table is missing (it needs at "
                           "least name and n_features)")
-    typed = {table: _check_types(data, table, source) for table in CONFIG_FIELDS}
-    policy, decisions, service, auth, drift = (_check_table(typed[table], table, source)
+    typed = {table: check_table_types(data, table, source) for table in CONFIG_FIELDS}
+    policy, decisions, service, auth, drift = (check_table_values(typed[table], table, source)
                                                for table in CONFIG_FIELDS)
     if "db" in service:
         from .store import parse_db_url
@@ -383,7 +446,7 @@ def parse_config(data: dict[str, Any], *, source: str = "<config>",
     elif default_db is not None:
         service["db"] = default_db
     hashes = auth.get("api_key_sha256", [])
-    _check_keys(hashes, source)
+    check_key_digests(hashes, source)
     config = ServiceConfig(policy=PolicyConfig(**policy), decisions=DecisionConfig(**decisions),
                            api_key_sha256=tuple(hashes), **service,
                            drift=DriftConfig(**drift) if "drift" in data else None)
