@@ -161,3 +161,30 @@ def test_the_async_client_retries_the_same_way() -> None:
                                             "decision_id": "a-1", "excluded": [0],
                                             "explain": True}
     assert len(script.bodies) == 4
+
+
+def test_ready_polls_without_retrying() -> None:
+    answers = iter([httpx.ConnectError, 503, 200])
+
+    def service(request: httpx.Request) -> httpx.Response:
+        step = next(answers)
+        if step is httpx.ConnectError:
+            raise httpx.ConnectError("refused", request=request)
+        return httpx.Response(step, json={"status": "ready" if step == 200 else "restoring"})
+
+    waits: list = []
+    with Client("http://service", sleep=waits.append,
+                transport=httpx.MockTransport(service)) as client:
+        assert [client.ready(), client.ready(), client.ready()] == [False, False, True]
+    assert waits == []
+
+
+def test_httpx_is_imported_only_when_a_client_is_made() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, glmbandits, glmbandits.client as c; assert 'httpx' not in sys.modules; "
+            "c.Client('http://x').close(); assert 'httpx' in sys.modules")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr

@@ -51,7 +51,7 @@ def test_decide_reward_model_round_trip(server) -> None:
     rng = np.random.default_rng(0)
     X = unit_rows(rng, 5, 3)
     with Client(server.url, api_key=KEY, retry=RetryPolicy(seed=0)) as client:
-        assert client.health() == "ok"
+        assert client.health() == "ok" and client.ready()
         before = client.model()
         decision = client.decide(X, excluded=[0])
         assert decision.action in range(1, 5) and len(decision.probabilities) == 5

@@ -89,6 +89,12 @@ class ClientBase:
             raise error
         return False, wait
 
+    def _is_ready(self, status: int, text: str) -> bool:
+        """200: ready; 503: not yet (or stopping); any other status is a refusal."""
+        if status in (200, 503):
+            return status == 200
+        raise self._refusal(status, text, None)
+
     @staticmethod
     def _route(operation: str) -> tuple[str, str]:
         return ROUTES[operation]

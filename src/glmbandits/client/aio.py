@@ -96,3 +96,12 @@ class AsyncClient(ClientBase):
     async def health(self) -> str:
         """As :meth:`glmbandits.client.Client.health`."""
         return str((await self._call("health"))["status"])
+
+    async def ready(self) -> bool:
+        """As :meth:`glmbandits.client.Client.ready`."""
+        method, path = self._route("ready")
+        try:
+            response = await self._http.request(method, path)
+        except self._httpx.TransportError:
+            return False
+        return self._is_ready(response.status_code, response.text)

@@ -25,6 +25,7 @@ ROUTES: dict[str, tuple[str, str]] = {
     "reward": ("POST", "/v1/reward"),
     "model": ("GET", "/v1/model"),
     "health": ("GET", "/v1/health"),
+    "ready": ("GET", "/v1/ready"),
 }
 
 

@@ -116,3 +116,13 @@ class Client(ClientBase):
     def health(self) -> str:
         """The service's liveness status (``"ok"``)."""
         return str(self._call("health")["status"])
+
+    def ready(self) -> bool:
+        """Whether the service is ready (``GET /v1/ready`` is 200): False while it restores
+        or stops (503) and while nothing answers; not retried, so a caller can poll it."""
+        method, path = self._route("ready")
+        try:
+            response = self._http.request(method, path)
+        except self._httpx.TransportError:
+            return False
+        return self._is_ready(response.status_code, response.text)
