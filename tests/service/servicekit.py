@@ -53,19 +53,19 @@ class ServerProcess:
     ``role`` is passed as ``--role``; a learner serves no HTTP (``url`` and ``client``
     are None) and counts as started once it holds the learner lock or waits for it.
     ``python`` is the interpreter that runs it (another install's, e.g. a virtual
-    environment's; this one by default).
+    environment's; this one by default); ``args`` are more flags of ``glmbandits serve``.
     """
 
     def __init__(self, config: Path, db: str, *, startup_timeout: float = 60.0,
                  env: dict[str, str] | None = None, role: str = "all",
-                 python: str | None = None) -> None:
+                 python: str | None = None, args: tuple[str, ...] = ()) -> None:
         self.log = config.parent / f"server-{role}-{time.monotonic_ns()}.log"
         self._log_handle = open(self.log, "wb")
         self.role = role
         self.process = subprocess.Popen(
             [python or sys.executable, "-m", "glmbandits", "serve", str(config),
              "--host", "127.0.0.1", "--port", "0", "--db", db, "--log-level", "info",
-             "--role", role],
+             "--role", role, *args],
             stdout=self._log_handle, stderr=subprocess.STDOUT, env=env or environment())
         self.url = self._wait_for_url(startup_timeout)
         self.client = None if self.url is None else \

@@ -40,6 +40,7 @@ SAMPLES = {
     ("service", "header_timeout"): ("2.5", 2.5),
     ("service", "body_timeout"): ("4", 4.0),
     ("service", "max_queue"): ("64", 64),
+    ("service", "log_format"): ("json", "json"),
     ("auth", "api_key_sha256"): (DIGEST, (DIGEST,)),
     ("drift", "window"): ("50", 50),
     ("drift", "alpha"): ("0.05", 0.05),

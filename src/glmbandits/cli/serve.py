@@ -38,6 +38,10 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
                         help="server log level (default: info)")
     parser.add_argument("--access-log", action="store_true",
                         help="log every request (method, path, status; never headers)")
+    parser.add_argument("--log-format", default=None, choices=["text", "json"],
+                        help="json: one JSON object a line (timestamp, level, logger, "
+                             "message, and the request's fields); default: the config's "
+                             "[service] log_format (GLMBANDITS_SERVICE_LOG_FORMAT), else text")
 
 
 def run_serve(args: argparse.Namespace) -> int:
@@ -95,7 +99,7 @@ def run_serve(args: argparse.Namespace) -> int:
 
         return run_server(config, host=args.host, port=args.port, db=args.db,
                           log_level=args.log_level, access_log=args.access_log,
-                          role=args.role)
+                          role=args.role, log_format=args.log_format)
     except (LogInUseError, StoreUnavailableError) as error:
         print(f"error: glmbandits serve: {error}", file=sys.stderr)
         return 2

@@ -175,6 +175,7 @@ class ServiceConfig:
     api_key_sha256: tuple[str, ...] = ()
     drift: DriftConfig | None = None
     max_queue: int = 10_000
+    log_format: str = "text"
 
     def fingerprint(self) -> str:
         """What the model state depends on, as canonical JSON; a store remembers it so
@@ -287,6 +288,7 @@ CONFIG_FIELDS: dict[str, dict[str, Field]] = {
         "body_timeout": _seconds(0.01),
         "max_queue": Field(int, "an integer from 1 to 1000000",
                            lambda value: 1 <= value <= 1_000_000),
+        "log_format": _choice("text", "json"),
     },
     "auth": {"api_key_sha256": Field(list, "a list of 64-digit SHA-256 hex digests")},
     "drift": {
@@ -500,6 +502,7 @@ max_headers = 100         # more header lines than this: 431, connection closed
 header_timeout = 10.0     # seconds a request's line and headers may take to arrive (408)
 body_timeout = 30.0       # seconds its body may take after the headers (408)
 max_queue = 10000         # requests waiting for the worker; more are refused (429, Retry-After)
+log_format = "text"       # "json": one JSON object a line (--log-format overrides)
 
 [auth]
 # SHA-256 digests of the accepted keys (echo -n KEY | sha256sum), e.g.

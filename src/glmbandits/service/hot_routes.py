@@ -123,7 +123,9 @@ class HotRoutes:
         except _Disconnected:
             return
         except Exception:  # a bug: logged with its traceback, answered 500
-            logger.exception("glmbandits serve: %s %s failed", scope["method"], scope["path"])
+            logger.exception("glmbandits serve: %s %s failed", scope["method"], scope["path"],
+                             extra={"method": scope["method"], "path": scope["path"],
+                                    "status": 500})
             status, body, extra = 500, refusal_body(
                 500, f"POST {scope['path']}: the service failed on this request (see its "
                 "log)"), []

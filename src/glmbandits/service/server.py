@@ -16,6 +16,7 @@ import contextlib
 import dataclasses
 import gc
 import logging
+import logging.config
 import signal
 import threading
 from typing import TYPE_CHECKING, Iterator, cast
@@ -102,16 +103,25 @@ def _freeze_startup_objects() -> None:
 
 def run_server(config: ServiceConfig, *, host: str | None = None, port: int | None = None,
                db: str | None = None, log_level: str = "info", access_log: bool = False,
-               role: str = "all") -> int:
+               role: str = "all", log_format: str | None = None) -> int:
     """Serve until SIGTERM/SIGINT; returns the exit code (0 after a clean stop).
 
     The store is opened and the model restored before the port is bound, so a
     bad store or a config that does not match the log fails before serving.
-    ``role`` is ``"all"`` or ``"api"`` (see :func:`start_service`).
+    ``role`` is ``"all"`` or ``"api"`` (see :func:`start_service`). ``log_format``
+    (default: the config's ``log_format``) ``"json"`` writes every log line, the
+    service's and uvicorn's, as one JSON object (:mod:`.logging_json`).
     """
     http = guarded_protocol(  # needs httptools (the serve extra): before the log is opened
         max_header_bytes=config.max_header_bytes, max_headers=config.max_headers,
         header_timeout=config.header_timeout, body_timeout=config.body_timeout)
+    log_config = None
+    if (log_format or config.log_format) == "json":
+        from .logging_json import json_log_config
+
+        log_config = json_log_config(log_level)
+        logging.config.dictConfig(log_config)  # the restore's lines are JSON too
+        logging.captureWarnings(True)
     service = start_service(config, db, role)
     restored = service.restored_from
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(message)s")
@@ -127,6 +137,7 @@ def run_server(config: ServiceConfig, *, host: str | None = None, port: int | No
     server = _Server(uvicorn.Config(
         app, host=host or config.host, port=config.port if port is None else port,
         log_level=log_level, access_log=access_log, lifespan="on",
+        log_config=uvicorn.config.LOGGING_CONFIG if log_config is None else log_config,
         timeout_graceful_shutdown=30, http=http))
     _freeze_startup_objects()
     try:
