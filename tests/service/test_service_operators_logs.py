@@ -11,7 +11,7 @@ import logging
 import pytest
 
 from glmbandits.service.logging_json import JsonFormatter
-from servicekit import ServerProcess, environment, write_config
+from servicekit import LEARNER_HOLDS, ServerProcess, environment, write_config
 
 
 def _lines(process: ServerProcess) -> list[dict]:
@@ -78,3 +78,16 @@ def test_the_formatter_adds_an_exception_and_the_fields_given():
     assert (line["method"], line["path"], line["status"], line["duration_ms"]) == (
         "POST", "/v1/decide", 500, 1.5)
     assert "ValueError: boom" in line["exception"]
+
+
+def test_a_learner_logs_json_too(tmp_path, postgres_url):
+    """--role learner serves no HTTP, yet its lines follow --log-format json as well."""
+    process = ServerProcess(write_config(tmp_path), postgres_url, role="learner",
+                            args=("--log-format", "json"))
+    try:
+        process.wait_for(LEARNER_HOLDS)
+    finally:
+        assert process.terminate() == 0, process.output()
+    lines = _lines(process)
+    assert any(LEARNER_HOLDS in entry["message"] for entry in lines), lines
+    assert {entry["logger"] for entry in lines} == {"glmbandits.service"}

@@ -94,6 +94,11 @@ def run_serve(args: argparse.Namespace) -> int:
         if args.role == "learner":  # no HTTP: the learner imports no server
             from ..service.learner_role import run_learner
 
+            if (args.log_format or config.log_format) == "json":
+                from ..service.logging_json import use_json_logs
+
+                use_json_logs(args.log_level)
+
             return run_learner(config, db=args.db, log_level=args.log_level)
         from ..service.server import run_server
 

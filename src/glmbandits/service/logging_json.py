@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import json
 import logging
+import logging.config
 import time
 from typing import Any
 
-__all__ = ["JsonFormatter", "json_log_config", "REQUEST_FIELDS"]
+__all__ = ["JsonFormatter", "json_log_config", "use_json_logs", "REQUEST_FIELDS"]
 
 #: The request fields a line carries when its record has them (``extra=``).
 REQUEST_FIELDS = ("method", "path", "status", "client", "http_version", "duration_ms",
@@ -77,3 +78,13 @@ def json_log_config(level: str = "info") -> dict[str, Any]:
         "loggers": {name: {"handlers": [], "level": level, "propagate": True}
                     for name in ("uvicorn", "uvicorn.error", "uvicorn.access")},
     }
+
+
+def use_json_logs(level: str = "info") -> dict[str, Any]:
+    """Log as JSON from now on (:func:`json_log_config`, warnings included); returns the
+    config, for uvicorn's ``log_config``. A later ``logging.basicConfig`` (the learner's,
+    the server's text default) changes nothing, as the root logger has its handler."""
+    config = json_log_config(level)
+    logging.config.dictConfig(config)
+    logging.captureWarnings(True)
+    return config

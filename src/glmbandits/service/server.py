@@ -16,7 +16,6 @@ import contextlib
 import dataclasses
 import gc
 import logging
-import logging.config
 import signal
 import threading
 from typing import TYPE_CHECKING, Iterator, cast
@@ -117,11 +116,9 @@ def run_server(config: ServiceConfig, *, host: str | None = None, port: int | No
         header_timeout=config.header_timeout, body_timeout=config.body_timeout)
     log_config = None
     if (log_format or config.log_format) == "json":
-        from .logging_json import json_log_config
+        from .logging_json import use_json_logs
 
-        log_config = json_log_config(log_level)
-        logging.config.dictConfig(log_config)  # the restore's lines are JSON too
-        logging.captureWarnings(True)
+        log_config = use_json_logs(log_level)  # before the restore: its lines are JSON too
     service = start_service(config, db, role)
     restored = service.restored_from
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(message)s")
