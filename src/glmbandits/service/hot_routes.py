@@ -29,9 +29,8 @@ import msgspec
 
 from .auth import KeyChecker, authorize
 from .errors import ServiceError, TooLarge, error_body, refusal_body
-from .media import decide_encoding, parse_decide_body
+from .media import decide_encoding, parse_decide_body, parse_query
 from .metrics import Metrics
-from .npy_body import parse_query
 from .schemas import parse_reward
 
 __all__ = ["HotRoutes"]

@@ -1,5 +1,7 @@
 """Which body a decide carries: JSON (the default) or an .npy file; anything else is a 415.
 
+Also the strict query-string decoding every decide runs (:func:`parse_query`).
+
 ``Content-Type: application/json`` (with or without parameters such as
 ``charset``) and a request without a Content-Type are read as JSON, as before
 the binary body existed; ``application/x-npy`` as an .npy file (see
@@ -22,13 +24,16 @@ glmbandits.service.errors.UnsupportedMediaType: Content-Type must be application
 
 from __future__ import annotations
 
+import re
 from typing import Iterable
+from urllib.parse import unquote_to_bytes
 
 from .errors import Invalid, UnsupportedMediaType
 from .npy_body import NPY_MEDIA_TYPE, QUERY_FIELDS, parse_decide_npy
 from .schemas import DecideRequest, parse_decide
 
-__all__ = ["UnsupportedMediaType", "decide_encoding", "parse_decide_body", "JSON_MEDIA_TYPE"]
+__all__ = ["UnsupportedMediaType", "decide_encoding", "parse_decide_body", "parse_query",
+           "JSON_MEDIA_TYPE"]
 
 JSON_MEDIA_TYPE = "application/json"
 
@@ -62,3 +67,48 @@ def parse_decide_body(encoding: str, body: bytes, query: Iterable[tuple[str, str
                           f"(the query carries it only with Content-Type: {NPY_MEDIA_TYPE})",
                           name)
     return parse_decide(body, n_features, max_actions)
+
+
+_BAD_ESCAPE = re.compile(rb"%(?![0-9A-Fa-f]{2})")
+
+
+def _unquote(raw: bytes, field: str) -> str:
+    """One name or value of a query string: ``+`` is a space, ``%XX`` a byte, and the
+    bytes must be UTF-8 (a 422 naming ``field`` otherwise, never a replacement character)."""
+    bad = _BAD_ESCAPE.search(raw)
+    if bad:
+        raise Invalid(f"{field} holds {raw[bad.start():bad.start() + 3]!r}, which is not a "
+                      "percent-escape (% and two hex digits; a % itself is %25)", field)
+    data = unquote_to_bytes(raw.replace(b"+", b" "))
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise Invalid(f"{field} must be UTF-8 text once percent-decoded, got the byte(s) "
+                      f"{data[error.start:error.end]!r} ({error.reason})", field) from None
+
+
+def parse_query(raw: bytes) -> list[tuple[str, str]]:
+    """The (name, value) pairs of a raw query string, decoded strictly.
+
+    As ``urllib.parse.parse_qsl(..., keep_blank_values=True)`` but an invalid
+    percent-escape or bytes that are not UTF-8 are refused (422 naming the parameter)
+    instead of kept as they are or replaced by U+FFFD, which would let two different ids
+    become one.
+
+    Examples
+    --------
+    >>> parse_query(b"decision_id=caf%C3%A9+1&excluded=0,2&flag")
+    [('decision_id', 'café 1'), ('excluded', '0,2'), ('flag', '')]
+    >>> parse_query(b"decision_id=a%FFb")
+    Traceback (most recent call last):
+    ...
+    glmbandits.service.errors.Invalid: decision_id must be UTF-8 text once percent-decoded, got the byte(s) b'\\xff' (invalid start byte)
+    """
+    pairs = []
+    for part in raw.split(b"&"):
+        if not part:
+            continue
+        name, _, value = part.partition(b"=")
+        text = _unquote(name, "query")
+        pairs.append((text, _unquote(value, text[:100])))
+    return pairs

@@ -36,7 +36,6 @@ from __future__ import annotations
 import io
 import re
 from typing import Iterable
-from urllib.parse import unquote_to_bytes
 
 import numpy as np
 from numpy.lib import format as npy_format
@@ -44,7 +43,7 @@ from numpy.lib import format as npy_format
 from .errors import Invalid
 from .schemas import DecideRequest, check_decision_id, check_excluded_rows
 
-__all__ = ["NPY_MEDIA_TYPE", "parse_decide_npy", "parse_query", "QUERY_FIELDS"]
+__all__ = ["NPY_MEDIA_TYPE", "parse_decide_npy", "QUERY_FIELDS"]
 
 NPY_MEDIA_TYPE = "application/x-npy"
 #: the query parameters of a binary decide
@@ -97,51 +96,6 @@ def _header(body: bytes) -> tuple[tuple[int, ...], bool, np.dtype, int]:
         _headers.clear()
     _headers[key] = parsed
     return parsed
-
-
-_BAD_ESCAPE = re.compile(rb"%(?![0-9A-Fa-f]{2})")
-
-
-def _unquote(raw: bytes, field: str) -> str:
-    """One name or value of a query string: ``+`` is a space, ``%XX`` a byte, and the
-    bytes must be UTF-8 (a 422 naming ``field`` otherwise, never a replacement character)."""
-    bad = _BAD_ESCAPE.search(raw)
-    if bad:
-        raise Invalid(f"{field} holds {raw[bad.start():bad.start() + 3]!r}, which is not a "
-                      "percent-escape (% and two hex digits; a % itself is %25)", field)
-    data = unquote_to_bytes(raw.replace(b"+", b" "))
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise Invalid(f"{field} must be UTF-8 text once percent-decoded, got the byte(s) "
-                      f"{data[error.start:error.end]!r} ({error.reason})", field) from None
-
-
-def parse_query(raw: bytes) -> list[tuple[str, str]]:
-    """The (name, value) pairs of a raw query string, decoded strictly.
-
-    As ``urllib.parse.parse_qsl(..., keep_blank_values=True)`` but an invalid
-    percent-escape or bytes that are not UTF-8 are refused (422 naming the parameter)
-    instead of kept as they are or replaced by U+FFFD, which would let two different ids
-    become one.
-
-    Examples
-    --------
-    >>> parse_query(b"decision_id=caf%C3%A9+1&excluded=0,2&flag")
-    [('decision_id', 'café 1'), ('excluded', '0,2'), ('flag', '')]
-    >>> parse_query(b"decision_id=a%FFb")
-    Traceback (most recent call last):
-    ...
-    glmbandits.service.errors.Invalid: decision_id must be UTF-8 text once percent-decoded, got the byte(s) b'\\xff' (invalid start byte)
-    """
-    pairs = []
-    for part in raw.split(b"&"):
-        if not part:
-            continue
-        name, _, value = part.partition(b"=")
-        text = _unquote(name, "query")
-        pairs.append((text, _unquote(value, text[:100])))
-    return pairs
 
 
 def _query(items: Iterable[tuple[str, str]]) -> dict[str, str]:
