@@ -209,4 +209,5 @@ class FactoredContexts:
         return np.stack([self[t] for t in range(self.n_rounds)]), self.n_actions
 
 
+#: A log's contexts as either store holds them (``LoggedBanditData.contexts``).
 ContextStore = PaddedContexts | FactoredContexts
