@@ -73,7 +73,7 @@ from scipy import linalg
 
 from ..families import GLMFamily
 from .checkpoint import Checkpoint, checkpoint
-from .windowed import SlidingWindow, refit_window
+from .windowed import SlidingWindow, WindowRefits
 
 __all__ = ["discount_memory", "DiscountedGram", "DiscountedRidgeEstimate",
            "DiscountedGLMEstimate"]
@@ -237,7 +237,7 @@ class DiscountedRidgeEstimate:
         return checkpoint(self)
 
 
-class DiscountedGLMEstimate:
+class DiscountedGLMEstimate(WindowRefits):
     """D-GLUCB's discounted MLE over the last W samples, with the two discounted Gram matrices.
 
     θ̂_t is the root of ``Σ_{s<=t} γ^{t-s}(μ(x_s'θ) - r_s)x_s + penalty·θ = 0``
@@ -321,19 +321,8 @@ class DiscountedGLMEstimate:
         weights: np.ndarray = self.gamma ** ages.astype(np.float64)
         return weights
 
-    @property
-    def theta(self) -> np.ndarray:
-        """θ̂_t, refitted first (warm-started) if samples arrived since the last fit."""
-        if self.stale_:
-            fit = refit_window(self.window_, self.family, self.penalty, self.theta_, self.tol,
-                               self.max_iter, self.weights())
-            self.theta_ = fit.theta
-            self.n_fits_ += 1
-            if not fit.converged:
-                self.n_failed_fits_ += 1
-            self.stale_ = False
-        return self.theta_
+    def _refit_penalty(self) -> float:
+        return self.penalty
 
-    def _checkpoint(self) -> Checkpoint:
-        """A checkpoint for a transactional ``Policy.update`` (the window's buffers included)."""
-        return checkpoint(self)
+    def _refit_weights(self) -> np.ndarray:
+        return self.weights()

@@ -36,7 +36,7 @@ from .checkpoint import Checkpoint, checkpoint
 from .gram import inverse_gram, sherman_morrison_update
 from .mle import GLMFit, solve_estimating_equation
 
-__all__ = ["SlidingWindow", "WindowedGLMEstimate", "refit_window"]
+__all__ = ["SlidingWindow", "WindowRefits", "WindowedGLMEstimate", "refit_window"]
 
 #: A downdate whose ``1 - x'V⁻¹x`` falls below this is replaced by a direct inversion
 #: (in exact arithmetic it is at least ``λ/(λ + ‖x‖²)`` > 0 for a sample in the window).
@@ -150,7 +150,49 @@ def refit_window(window: SlidingWindow, family: GLMFamily, l2: float, theta0: np
                                          weights)
 
 
-class WindowedGLMEstimate:
+class WindowRefits:
+    """What every estimate held over a :class:`SlidingWindow` shares: θ̂ refitted on demand.
+
+    A subclass sets ``family``, ``tol``, ``max_iter``, ``window_``, ``theta_``,
+    ``stale_`` (True once samples arrived since the last fit), ``n_fits_`` and
+    ``n_failed_fits_``, and says its ridge penalty (:meth:`_refit_penalty`) and, for
+    a weighted equation, the samples' weights (:meth:`_refit_weights`).
+    """
+
+    family: GLMFamily
+    tol: float
+    max_iter: int
+    window_: SlidingWindow
+    theta_: np.ndarray
+    stale_: bool
+    n_fits_: int
+    n_failed_fits_: int
+
+    def _refit_penalty(self) -> float:
+        raise NotImplementedError
+
+    def _refit_weights(self) -> np.ndarray | None:
+        return None
+
+    @property
+    def theta(self) -> np.ndarray:
+        """θ̂ of the samples held, refitted first (warm-started) if samples arrived."""
+        if self.stale_:
+            fit = refit_window(self.window_, self.family, self._refit_penalty(), self.theta_,
+                               self.tol, self.max_iter, self._refit_weights())
+            self.theta_ = fit.theta
+            self.n_fits_ += 1
+            if not fit.converged:
+                self.n_failed_fits_ += 1
+            self.stale_ = False
+        return self.theta_
+
+    def _checkpoint(self) -> Checkpoint:
+        """A checkpoint for a transactional ``Policy.update`` (the window's buffers included)."""
+        return checkpoint(self)
+
+
+class WindowedGLMEstimate(WindowRefits):
     """θ̂ and V⁻¹ of the last ``window`` samples (the SW-GLUCB estimate).
 
     Parameters
@@ -230,19 +272,5 @@ class WindowedGLMEstimate:
                 self.V_inv_ += (u[:, None] * u) / remaining
         self.stale_ = True
 
-    @property
-    def theta(self) -> np.ndarray:
-        """θ̂ of the current window, refitted first (warm-started) if samples arrived."""
-        if self.stale_:
-            fit = refit_window(self.window_, self.family, self.l2, self.theta_, self.tol,
-                               self.max_iter)
-            self.theta_ = fit.theta
-            self.n_fits_ += 1
-            if not fit.converged:
-                self.n_failed_fits_ += 1
-            self.stale_ = False
-        return self.theta_
-
-    def _checkpoint(self) -> Checkpoint:
-        """A checkpoint for a transactional ``Policy.update`` (the window's buffers, V⁻¹)."""
-        return checkpoint(self)
+    def _refit_penalty(self) -> float:
+        return self.l2
