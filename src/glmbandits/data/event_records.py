@@ -46,8 +46,9 @@ class Event:
     ``status``: :data:`REWARD_STATUSES`) and ``expiry`` (a decision closed without
     rewards: ``status`` is the outcome, :data:`EXPIRY_OUTCOMES`, ``reward`` the value
     learned or None); the service also writes ``retry`` (a repeated decide) and
-    ``expire`` (a sweep, ``older_than``), the request's ``excluded`` rows and the
-    policy's ``tag``. ``seq`` (alias ``sequence``) increases in commit order.
+    ``expire`` (a sweep, ``older_than``), ``catalogue`` (an action put or deleted:
+    ``status``, the action in ``request``), the request's ``excluded`` rows, a
+    named-feature request as sent (``request``) and the policy's ``tag``. ``seq`` (alias ``sequence``) increases in commit order.
 
     Examples
     --------
@@ -71,6 +72,15 @@ class Event:
     older_than: float | None = None
     policy_action: int | None = None
     tag: int | None = None
+    #: JSON text: a named-feature decide's request as sent (``context``, ``actions`` or
+    #: ``action_ids``, ``excluded_ids``), or a ``catalogue`` event's action (``id``,
+    #: ``features``); None otherwise. See :attr:`request_json`.
+    request: str | None = None
+
+    @property
+    def request_json(self) -> Any:
+        """:attr:`request` decoded (None when there is none)."""
+        return None if self.request is None else json.loads(self.request)
 
     @property
     def sequence(self) -> int:
@@ -102,6 +112,8 @@ class Event:
             out["probabilities"] = self.probabilities.tolist()
         if self.reward is not None or self.kind == "reward":
             out["reward"] = self.reward
+        if self.request is not None:
+            out["request"] = self.request_json
         return out
 
     @staticmethod

@@ -27,9 +27,15 @@ Kinds (:data:`EVENT_KINDS`), in the order they happen:
 ``expire``
     (service) a sweep ``Policy.expire(older_than, now=timestamp)`` that closed
     at least one decision; replay calls it again.
+``catalogue``
+    (service) a change of the action catalogue (``PUT``/``DELETE /v1/actions/{id}``):
+    status :data:`CATALOGUE_CHANGES` (``put``: the action's features, new or replaced;
+    ``delete``: the action retired, its id never reused), the action's id and
+    features in the event's ``request`` (JSON). Recovery and the offline rebuild
+    replay them into the catalogue; the policy never sees them.
 
 A policy's own log (:data:`RECORD_KINDS`) holds the three kinds a policy writes;
-``retry`` and ``expire`` are calls of the service, which logs them too.
+``retry``, ``expire`` and ``catalogue`` are calls of the service, which logs them too.
 """
 
 from __future__ import annotations
@@ -37,7 +43,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["DECISION", "RETRY", "REWARD", "EXPIRY", "EXPIRE", "EVENT_KINDS", "RECORD_KINDS",
+__all__ = ["DECISION", "RETRY", "REWARD", "EXPIRY", "EXPIRE", "CATALOGUE", "EVENT_KINDS",
+           "RECORD_KINDS", "PUT", "DELETE", "CATALOGUE_CHANGES",
            "LEARNED", "HELD", "DUPLICATE", "LATE", "REWARD_STATUSES",
            "DROPPED", "DEFAULTED", "EXPIRY_OUTCOMES",
            "MAX_ID_LENGTH", "DECISION_ID_RULE", "DECISION_ID_PATTERN", "check_decision_id",
@@ -45,7 +52,8 @@ __all__ = ["DECISION", "RETRY", "REWARD", "EXPIRY", "EXPIRE", "EVENT_KINDS", "RE
 
 #: The kinds of logged events (see the module docstring).
 DECISION, RETRY, REWARD, EXPIRY, EXPIRE = "decision", "retry", "reward", "expiry", "expire"
-EVENT_KINDS = (DECISION, RETRY, REWARD, EXPIRY, EXPIRE)
+CATALOGUE = "catalogue"
+EVENT_KINDS = (DECISION, RETRY, REWARD, EXPIRY, EXPIRE, CATALOGUE)
 #: The kinds a policy writes to its ``event_log`` (the others are the service's calls).
 RECORD_KINDS = (DECISION, REWARD, EXPIRY)
 
@@ -57,6 +65,10 @@ REWARD_STATUSES = (LEARNED, HELD, DUPLICATE, LATE)
 #: the held sum learned.
 DROPPED, DEFAULTED = "dropped", "default"
 EXPIRY_OUTCOMES = (DROPPED, DEFAULTED, LEARNED)
+#: What a ``catalogue`` event did (its status): an action's features put (added or
+#: replaced), or the action retired (its id is never reused).
+PUT, DELETE = "put", "delete"
+CATALOGUE_CHANGES = (PUT, DELETE)
 
 #: The longest decision id, in characters (code points; at most 1,024 bytes of UTF-8).
 MAX_ID_LENGTH = 256
@@ -141,7 +153,8 @@ def total_keys(kind: str, status: str | None) -> tuple[str, ...]:
 
     ``decisions``, ``retries``, ``rewards`` and ``rewards_<status>`` for each of
     :data:`REWARD_STATUSES`, ``expiries_<outcome>`` for each of :data:`EXPIRY_OUTCOMES`;
-    an ``expire`` sweep counts nothing (its closings are ``expiry`` events).
+    ``catalogue_put`` and ``catalogue_delete``; an ``expire`` sweep counts nothing (its
+    closings are ``expiry`` events).
 
     Examples
     --------
@@ -158,4 +171,6 @@ def total_keys(kind: str, status: str | None) -> tuple[str, ...]:
         return ("rewards", f"rewards_{status}")
     if kind == EXPIRY:
         return (f"expiries_{status}",)
+    if kind == CATALOGUE:
+        return (f"catalogue_{status}",)
     return ()

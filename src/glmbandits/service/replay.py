@@ -84,7 +84,7 @@ def _apply(policy: Any, event: Event) -> None:
                 f"{event.status!r} but replays as {status!r}", event.seq)
     elif event.kind == "expire":
         policy.expire(event.older_than, now=event.timestamp)
-    elif event.kind != "expiry":
+    elif event.kind not in ("expiry", "catalogue"):  # (the catalogue is not the policy's)
         raise ReplayMismatchError(f"replay: event {event.seq} has an unknown kind {event.kind!r}",
                                   event.seq)
 
@@ -124,6 +124,9 @@ _COUNTED_AS = {"decided": "decisions", "retried": "retries",
                **{status: f"rewards_{status}" for status in REWARD_STATUSES},
                **{f"expired_{outcome}": f"expiries_{outcome}" for outcome in EXPIRY_OUTCOMES}}
 
+#: The totals a policy's counts account for (not, e.g., the catalogue's changes).
+_POLICY_TOTALS = frozenset(_COUNTED_AS.values()) | {"rewards"}
+
 
 def expected_totals(statistics: dict[str, int]) -> dict[str, int]:
     """The log totals a policy with these ``decision_statistics`` has written (nonzero ones).
@@ -156,7 +159,7 @@ def check_restored(policy: Any, totals: dict[str, int], *, log: str, snapshot_se
     the totals are read at every start anyway.
     """
     expected = expected_totals(policy.decision_statistics)
-    logged = {key: value for key, value in totals.items() if value}
+    logged = {key: value for key, value in totals.items() if value and key in _POLICY_TOTALS}
     if logged == expected:
         return
     differ = ", ".join(f"{key}: {logged.get(key, 0)} in the log, {expected.get(key, 0)} in "
@@ -212,7 +215,7 @@ def _learn(policy: Any, event: Event) -> None:
         policy.reward(event.decision_id, event.reward, now=event.timestamp)
     elif event.kind == "expire":
         policy.expire(event.older_than, now=event.timestamp)
-    elif event.kind not in ("retry", "expiry"):
+    elif event.kind not in ("retry", "expiry", "catalogue"):
         raise ReplayMismatchError(f"learn: event {event.seq} has an unknown kind {event.kind!r}")
 
 
