@@ -91,6 +91,9 @@ class _Categories(Field):
     def fitted_state(self) -> dict[str, Any]:
         return {} if self.buckets is not None else {"vocabulary": list(self.vocabulary_)}
 
+    def declared_fit(self) -> dict[str, Any]:
+        return {"vocabulary": list(self.vocabulary_)} if self.vocabulary == "fit" else {}
+
     def _other(self) -> bool:
         return self.buckets is None and "other" in (self.unseen, self.missing)
 

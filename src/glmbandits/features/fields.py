@@ -140,7 +140,24 @@ class Field:
 
     def learns(self) -> bool:
         """Whether ``fitted`` learns something from the data (a scale or a vocabulary)."""
-        return getattr(self, "scale", None) == "fit" or getattr(self, "vocabulary", None) == "fit"
+        return bool(self.fitted_keys())
+
+    def fitted_keys(self) -> list[str]:
+        """The declaration's keys declared as fitted (``scale="fit"``, ``vocabulary="fit"``).
+
+        Examples
+        --------
+        >>> from glmbandits.features import Numeric
+        >>> Numeric("age", scale="fit").fitted_keys(), Numeric("age").fitted_keys()
+        (['scale'], [])
+        """
+        return [key for key in ("scale", "vocabulary") if getattr(self, key, None) == "fit"]
+
+    def declared_fit(self) -> dict[str, Any]:
+        """After ``fitted``: the declaration's values that state what was learned (the
+        fitted vocabulary, the fitted (mean, sd)), for the keys of :meth:`fitted_keys`
+        that have a declared form; ``{}`` for a field that learns nothing."""
+        return {}
 
     def width(self) -> int:
         return len(self.names_out())

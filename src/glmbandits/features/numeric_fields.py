@@ -71,6 +71,9 @@ class _Scaled(Field):
     def fitted_state(self) -> dict[str, Any]:
         return {"mean": self.mean_, "scale": self.scale_}
 
+    def declared_fit(self) -> dict[str, Any]:
+        return {"scale": [self.mean_, self.scale_]} if self.scale == "fit" else {}
+
 
 class Numeric(_Scaled):
     """One number, one column: ``(value - mean) / sd``.
@@ -310,6 +313,9 @@ class Vector(_Scaled):
 
     def fitted_state(self) -> dict[str, Any]:
         return {"mean": self.mean_.tolist(), "scale": self.scale_.tolist()}
+
+    def declared_fit(self) -> dict[str, Any]:
+        return {}  # a vector's scale is None or "fit": a fitted one has no declared form
 
     def _parse(self, values: Sequence[Any], where: Where, owner: str,
                fitting: bool = False) -> tuple[np.ndarray, np.ndarray | None]:

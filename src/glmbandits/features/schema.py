@@ -22,6 +22,11 @@ and a model and its schema cannot be separated; ``load(path, schema=...)`` and
 state saved is the declaration and the fitted values only (JSON values, no pickle);
 loading runs the constructor's checks again and rebuilds the rest.
 
+Why this module is long: the schema is one object (its declaration, its fit, the
+per-request path and its checks, the explanations and the saved state all read the one
+fitted layout); the column layout and the declaration's reading are already apart
+(:mod:`.schema_layout`, :mod:`.schema_io`).
+
 References
 ----------
 Li, Lu & Zhou (2017), Section 2: one θ* shared by all actions, x_{t,a} per action with
@@ -40,7 +45,7 @@ import numpy as np
 from .base import all_finite, check_result, finite_norm
 from .fields import MISSING, Field
 from .schema_io import (SCHEMA_FORMAT, check_fields, check_interactions, difference,
-                        fields_from_declaration)
+                        fields_from_declaration, json_copy, refuse)
 from .schema_layout import SchemaLayout
 
 __all__ = ["FeatureSchema", "SCHEMA_FORMAT"]
@@ -120,20 +125,43 @@ class FeatureSchema:
         self.interactions = check_interactions(interactions, self.context, self.action, owner)
         for name, value in (("intercept", intercept), ("unit_ball", unit_ball)):
             if not isinstance(value, (bool, np.bool_)):
-                raise TypeError(f"{owner}: {name} must be a bool, got {type(value).__name__}")
+                raise refuse(TypeError, name, f"{owner}: {name} must be a bool, got "
+                             f"{type(value).__name__}")
         self.intercept, self.unit_ball = bool(intercept), bool(unit_ball)
-        if unknown not in ("refuse", "ignore"):
-            raise ValueError(f"{owner}: unknown must be 'refuse' or 'ignore', got {unknown!r}")
+        if not isinstance(unknown, str) or unknown not in ("refuse", "ignore"):
+            raise refuse(ValueError, "unknown", f"{owner}: unknown must be 'refuse' or "
+                         f"'ignore', got {unknown!r}")
         self.unknown = unknown
         self.attached_ = False
         self._names = {"context": frozenset(f.name for f in self.context),
                        "action": frozenset(f.name for f in self.action)}
 
     # -- declaration, fingerprints ---------------------------------------------------
-    def declaration(self) -> dict[str, Any]:
-        """The constructor's arguments as JSON values (see :meth:`from_declaration`)."""
-        return {"format": SCHEMA_FORMAT, "context": [f.declaration() for f in self.context],
-                "action": [f.declaration() for f in self.action],
+    def declaration(self, fitted: bool = False) -> dict[str, Any]:
+        """The constructor's arguments as JSON values (see :meth:`from_declaration`).
+
+        With ``fitted=True`` (after ``fit``), what was fitted is declared instead: each
+        ``vocabulary="fit"`` becomes the fitted vocabulary and each numeric
+        ``scale="fit"`` the fitted (mean, sd), so a schema fitted offline can be declared
+        where nothing is fitted (a service's config); the columns are the same. A
+        :class:`~.numeric_fields.Vector`'s fitted scale has no declared form and stays
+        ``"fit"``.
+
+        Examples
+        --------
+        >>> from glmbandits.features import Categorical
+        >>> s = FeatureSchema(action=[Categorical("t", vocabulary="fit")], unit_ball=False)
+        >>> s.fit(actions=[{"t": "b"}, {"t": "a"}]).declaration(fitted=True)["action"][0]
+        {'kind': 'categorical', 'name': 't', 'missing': 'refuse', 'vocabulary': ['a', 'b'], 'buckets': None, 'unseen': 'other'}
+        """
+        if fitted and not hasattr(self, "fingerprint_"):
+            raise ValueError("FeatureSchema.declaration: fitted=True needs a fitted schema "
+                             "(call fit first)")
+        return {"format": SCHEMA_FORMAT,
+                "context": [{**f.declaration(), **(f.declared_fit() if fitted else {})}
+                            for f in self.context],
+                "action": [{**f.declaration(), **(f.declared_fit() if fitted else {})}
+                           for f in self.action],
                 "interactions": [list(pair) for pair in self.interactions],
                 "intercept": self.intercept, "unit_ball": self.unit_ball,
                 "unknown": self.unknown}
@@ -163,7 +191,8 @@ class FeatureSchema:
 
     # -- fit ---------------------------------------------------------------------------
     def fit(self, contexts: Sequence[Mapping[str, Any]] | None = None,
-            actions: Sequence[Mapping[str, Any]] | None = None) -> "FeatureSchema":
+            actions: Sequence[Mapping[str, Any]] | None = None, *,
+            norm_bound: float | None = None) -> "FeatureSchema":
         """Learn the fitted vocabularies and scales and the unit-ball factor; a refused call
         changes nothing.
 
@@ -173,23 +202,45 @@ class FeatureSchema:
             Example contexts and actions (e.g. past requests and the catalogue), checked
             as ``transform`` checks them. A group needs at least one when one of its
             fields is fitted (``scale="fit"``, ``vocabulary="fit"``) or with
-            ``unit_ball=True`` (the factor is fitted); a fully declared schema without
-            the unit ball fits on nothing.
+            ``unit_ball=True`` and no ``norm_bound`` (the factor is fitted); a fully
+            declared schema fits on nothing (with ``unit_ball``, given ``norm_bound``).
+        norm_bound : float, optional
+            With ``unit_ball=True`` only: the unit-ball factor, declared (a finite
+            float > 0, e.g. the ``norm_bound_`` of a schema fitted offline) rather than
+            fitted; rows are divided by it whatever the data.
 
         Returns
         -------
         self
+
+        Examples
+        --------
+        >>> from glmbandits.features import Boolean
+        >>> schema = FeatureSchema(action=[Boolean("new")]).fit(norm_bound=2.0)
+        >>> schema.transform(None, [{"new": True}])
+        array([[0.5, 0.5]])
         """
         owner = "FeatureSchema.fit"
         if self.attached_:
             raise ValueError(f"{owner}: this schema is attached to a model (attach_schema) "
                              "whose columns it defines; build a new FeatureSchema to fit "
                              "another")
+        if norm_bound is not None:
+            if not self.unit_ball:
+                raise ValueError(f"{owner}: norm_bound is the unit-ball factor; this schema "
+                                 f"has unit_ball=False, got norm_bound={norm_bound!r}")
+            if not isinstance(norm_bound, (int, float)) or isinstance(norm_bound, bool):
+                raise TypeError(f"{owner}: norm_bound must be a float, got "
+                                f"{type(norm_bound).__name__}")
+            if not (np.isfinite(norm_bound) and norm_bound > 0):
+                raise ValueError(f"{owner}: norm_bound must be a finite float > 0, got "
+                                 f"{norm_bound!r}")
+        fitted_bound = self.unit_ball and norm_bound is None
         fields, data = {}, {}
         for group, rows in zip(GROUPS, (contexts, actions)):
             declared = self.context if group == "context" else self.action
             name = f"{group}s"
-            needed = bool(declared) and (self.unit_ball or any(f.learns() for f in declared))
+            needed = bool(declared) and (fitted_bound or any(f.learns() for f in declared))
             rows = self._mappings(rows, name, owner, required=needed)
             where = (lambda i, name=name: f"{name}[{i}]")
             fields[group] = [f.fitted([r.get(f.name, MISSING) for r in rows], where, owner)
@@ -213,6 +264,8 @@ class FeatureSchema:
             encoded.append(rows_out)
         state = layout.builder._fit_state(encoded[0], encoded[1])
         finite_norm(state["max_norm_"], owner)
+        if norm_bound is not None:
+            state["factor_"] = float(norm_bound)  # (UnitBall's state, as a restored schema's)
         self._commit(fields["context"], fields["action"], layout, state)
         return self
 
@@ -318,6 +371,61 @@ class FeatureSchema:
             runtime.builder._write(runtime.z[0] if self.context else None,
                                    items if self.action else None, target)
         return target if all_finite(target) else check_result(target, owner)
+
+    def check_action(self, features: Mapping[str, Any], where: str = "action") -> dict[str, Any]:
+        """Check one action's features as :meth:`transform` checks them, and return them as
+        plain JSON values (e.g. before a catalogue stores them).
+
+        Parameters
+        ----------
+        features : mapping
+            Feature name -> value of one action.
+        where : str
+            What the errors call it (``"action 'a17'"``).
+
+        Returns
+        -------
+        dict
+            A copy of ``features`` as JSON values (lists for tuples, Python's numbers for
+            numpy's); keys ignored under ``unknown='ignore'`` are kept (another schema may
+            use them), and refused if they are not JSON values.
+
+        Raises
+        ------
+        TypeError, ValueError
+            Those of :meth:`transform`, naming the feature and ``where``: an unknown key, a
+            wrong type, a value out of range, a missing or an unseen value that its rule
+            refuses.
+
+        Examples
+        --------
+        >>> from glmbandits.features import Categorical
+        >>> s = FeatureSchema(action=[Categorical("t", vocabulary=["a"], unseen="refuse")],
+        ...                   unit_ball=False).fit()
+        >>> s.check_action({"t": "a"})
+        {'t': 'a'}
+        >>> s.check_action({"t": "b"}, where="action 'x'")
+        Traceback (most recent call last):
+        ...
+        ValueError: FeatureSchema.check_action: feature 't' of action 'x' has the category 'b', which is not in its vocabulary ['a'] (unseen='refuse')
+        """
+        return self._check_one(features, "action", where, "FeatureSchema.check_action")
+
+    def check_context(self, context: Mapping[str, Any] | None,
+                      where: str = "context") -> dict[str, Any]:
+        """:meth:`check_action` for a context (``None``: no context fields, gives ``{}``)."""
+        if context is None and not self.context:
+            context = {}
+        return self._check_one(context, "context", where, "FeatureSchema.check_context")
+
+    def _check_one(self, row: Any, group: str, where: str, owner: str) -> dict[str, Any]:
+        if not hasattr(self, "_runtime"):
+            raise ValueError(f"{owner}: call fit first")
+        self._check_keys(row, group, where, owner)
+        for f in self.context if group == "context" else self.action:
+            f._parse([row.get(f.name, MISSING)], lambda i: where, owner)
+        copied: dict[str, Any] = json_copy(row, where, owner)
+        return copied
 
     # -- explanations ------------------------------------------------------------------
     def group_of_column(self, column: int) -> str:
