@@ -87,7 +87,7 @@ _ID_FORBIDDEN = re.compile(f"[{_ID_CONTROLS}\ud800-\udfff]")
 DECISION_ID_PATTERN = f"^[^{_ID_CONTROLS}]{{1,{MAX_ID_LENGTH}}}$"
 
 
-def check_decision_id(value: Any, owner: str) -> str:
+def check_decision_id(value: Any, owner: str, name: str = "decision_id") -> str:
     r"""A decision id, checked: the one rule of every door (policies, event logs, service).
 
     A legal id is a ``str`` of 1 to :data:`MAX_ID_LENGTH` characters with no control
@@ -102,6 +102,9 @@ def check_decision_id(value: Any, owner: str) -> str:
         The id to check.
     owner : str
         The caller, e.g. ``"UCBGLM.reward"``, for the message.
+    name : str, default "decision_id"
+        What the message calls the value (the service's action ids follow the same rule:
+        ``"action_id"``).
 
     Returns
     -------
@@ -127,15 +130,15 @@ def check_decision_id(value: Any, owner: str) -> str:
     """
     if type(value) is not str:
         if not isinstance(value, str):
-            raise TypeError(f"{owner}: decision_id must be a str, got {type(value).__name__} "
+            raise TypeError(f"{owner}: {name} must be a str, got {type(value).__name__} "
                             f"{_shown(value)}")
         value = str.__str__(value)
     if not 0 < len(value) <= MAX_ID_LENGTH:
-        raise ValueError(f"{owner}: decision_id must be {DECISION_ID_RULE}; got "
+        raise ValueError(f"{owner}: {name} must be {DECISION_ID_RULE}; got "
                          f"{len(value)} characters")
     bad = _ID_FORBIDDEN.search(value)
     if bad is not None:
-        raise ValueError(f"{owner}: decision_id must be {DECISION_ID_RULE}; got "
+        raise ValueError(f"{owner}: {name} must be {DECISION_ID_RULE}; got "
                          f"{_shown(value)}, which holds U+{ord(bad.group()):04X} at index "
                          f"{bad.start()}")
     checked: str = value

@@ -37,10 +37,14 @@ from .auth import KeyChecker, authorize
 from .config import ServiceConfig
 from ..dashboard import ASSET_FILES, asset_folder
 from .core import DecisionService
-from .errors import Invalid, ServiceError, error_body, refusal_body
+from .errors import Invalid, ServiceError, TooLarge, error_body, refusal_body
 from .evaluation import ShadowEvaluator
 from .hot_routes import HotRoutes
 from .metrics import Metrics, drift_body
+from .named_body import check_action_id
+from .named_operations import (action_operation, catalogue_operation,
+                               delete_action_operation, put_action_operation)
+from .schemas import ActionBody, decode_body
 from .openapi import MAX_AFTER, MAX_EVENTS_PAGE, openapi_document
 
 __all__ = ["create_app"]
@@ -157,6 +161,32 @@ def create_app(config: ServiceConfig, service: DecisionService, *,
     async def openapi(request: Request) -> Response:
         return Response(schema, media_type=_JSON)
 
+    def _action_id(request: Request) -> str:
+        action_id: str = request.path_params["action_id"]
+        check_action_id(action_id, "action_id")
+        return action_id
+
+    async def list_actions(request: Request) -> Response:
+        return _json(await service.call_async(catalogue_operation(service)))
+
+    async def one_action(request: Request) -> Response:
+        action_id = _action_id(request)
+        if request.method == "GET":
+            return _json(await service.call_async(action_operation(service, action_id)))
+        if request.method == "DELETE":
+            return _json(await service.call_async(delete_action_operation(service, action_id)))
+        length = request.headers.get("content-length")
+        if length is not None and length.isdigit() and int(length) > limit:
+            raise TooLarge(f"the body has {length} bytes, above the limit max_body_bytes = "
+                           f"{limit}")
+        body = await request.body()
+        if len(body) > limit:
+            raise TooLarge(f"the body has more than max_body_bytes = {limit} bytes")
+        put = decode_body(body, ActionBody)
+        answer = await service.call_async(put_action_operation(service, action_id,
+                                                               put.features))
+        return _json(answer, 201 if answer["status"] == "created" else 200)
+
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         yield
@@ -170,6 +200,9 @@ def create_app(config: ServiceConfig, service: DecisionService, *,
         Route("/metrics", endpoint("metrics", prometheus), methods=["GET"]),
         Route("/v1/evaluation", endpoint("evaluation", evaluation), methods=["GET"]),
         Route("/v1/openapi.json", endpoint("openapi", openapi, public=True), methods=["GET"]),
+        Route("/v1/actions", endpoint("actions", list_actions), methods=["GET"]),
+        Route("/v1/actions/{action_id:path}", endpoint("action", one_action),
+              methods=["GET", "PUT", "DELETE"]),
         # the dashboard (GET /): its static files only (no data, so no key)
         *_asset_routes(),
     ]
@@ -189,4 +222,5 @@ def create_app(config: ServiceConfig, service: DecisionService, *,
     app.state.metrics = metrics
     return HotRoutes(app, service, keys=keys, metrics=metrics, max_body_bytes=limit,
                      n_features=config.policy.n_features,
-                     max_actions=config.decisions.max_actions)
+                     max_actions=config.decisions.max_actions,
+                     named=config.features is not None)

@@ -52,7 +52,10 @@ import numpy as np
 from .config import ServiceConfig
 from .errors import (Conflict, Invalid, NotFound, Overloaded, ServiceError,
                      StoreMismatchError, Unavailable)
+from .catalogue import ActionCatalogue
 from .events import Event, LogSink, total_keys
+from .named_body import NamedDecide
+from .named_operations import decide_named_operation, restore_catalogue
 from .roles import AllRole, Role, ServedPolicy
 from .snapshot import encode_snapshot
 from .store import Store
@@ -135,6 +138,8 @@ class DecisionService:
         self.snapshot_seq = 0
         self.restored_from: dict[str, int] = {}
         self.latest_explanation: dict[str, Any] | None = None  # (roles.add_explanation)
+        #: the actions by id (a service with a [features] schema; named_operations)
+        self.catalogue = ActionCatalogue(config.features)
         self._queue: queue.Queue = queue.Queue()  # bounded by config.max_queue: _enqueue
         self._ready = threading.Event()  # restored and serving; cleared when stopping
         self.stopping = False  # stop() has begun
@@ -157,6 +162,7 @@ class DecisionService:
             self.role.begin(self)
             check_store_config(self.config, self.store)
             self.role.restore(self)
+            self._restore_catalogue()
             self._thread = threading.Thread(target=self._work,
                                             name="glmbandits-service-worker", daemon=True)
             self._thread.start()
@@ -165,6 +171,11 @@ class DecisionService:
             self.restoring = False
         self._ready.set()
         return self
+
+    def _restore_catalogue(self) -> None:
+        """The catalogue as the log has it (only with a schema: no other can hold any)."""
+        if self.config.features is not None:
+            self.catalogue = restore_catalogue(self)
 
     def install(self, policy: ServedPolicy, snapshot_seq: int, totals: dict[str, int] | None,
                 restored_from: dict[str, int] | None = None, *, logged: bool = True
@@ -283,14 +294,25 @@ class DecisionService:
         before, key for key."""
         X = np.asarray(contexts, dtype=np.float64)
         rows = None if excluded is None else tuple(int(i) for i in excluded)
-        shown = self._default_action(default_action)
+        shown = self.default_row(default_action)
         if not explain:  # (a Role written before explain existed keeps working)
             return self.role.decide_operation(self, X, decision_id, rows, default_action,
                                               shown)
         return self.role.decide_operation(self, X, decision_id, rows, default_action, shown,
                                           explain=True)
 
-    def _default_action(self, default_action: int | None) -> int | None:
+    def decide_named(self, named: NamedDecide) -> dict[str, Any]:
+        """A named-feature decide (blocking until durable); see
+        :func:`~glmbandits.service.named_operations.decide_named_operation`."""
+        answer: dict[str, Any] = self.submit(decide_named_operation(self, named)).result()
+        return answer
+
+    async def decide_named_async(self, named: NamedDecide) -> dict[str, Any]:
+        """:meth:`decide_named` for a coroutine."""
+        answer: dict[str, Any] = await self._submit_async(decide_named_operation(self, named))
+        return answer
+
+    def default_row(self, default_action: int | None) -> int | None:
         """The row a decide shows: the client's ``default_action`` in shadow mode (where
         it is required: 422 without it), None in live mode (where it is ignored)."""
         if self.config.decisions.mode != "shadow":
@@ -307,7 +329,16 @@ class DecisionService:
 
     def model_info_operation(self) -> Callable[[], dict[str, Any]]:
         """A worker operation that returns ``GET /v1/model``'s body."""
-        return lambda: self.role.model_info(self)
+        def operation() -> dict[str, Any]:
+            body = self.role.model_info(self)
+            schema = self.config.features
+            if schema is not None:  # the columns' names and the catalogue's size
+                body["feature_names"] = list(schema.feature_names_out_)
+                body["catalogue"] = {"actions": len(self.catalogue),
+                                     "retired": len(self.catalogue.retired)}
+            return body
+
+        return operation
 
     def totals(self) -> dict[str, int]:
         """The log's counts (the role's: as of this worker's last commit, or the store's)."""
@@ -392,6 +423,10 @@ class DecisionService:
             self.store.rollback()
             self._staged.clear()
             self.role.recover(self, failed)
+            try:  # what a refused catalogue change left in memory
+                self._restore_catalogue()
+            except Exception:
+                pass
             message = (f"the event log could not be written ({type(failed).__name__}: "
                        f"{failed}); nothing of this request was kept, retry it")
             _answer_all([(future, None, Unavailable(message))

@@ -31,6 +31,7 @@ from .auth import KeyChecker, authorize
 from .errors import ServiceError, TooLarge, error_body, refusal_body
 from .media import decide_encoding, parse_decide_body, parse_query
 from .metrics import Metrics
+from .named_body import NamedDecide
 from .schemas import parse_reward
 
 __all__ = ["HotRoutes"]
@@ -83,10 +84,14 @@ class HotRoutes:
         Where each answered request is counted (as ``decide`` and ``reward``).
     max_body_bytes, n_features, max_actions : int
         The config's limits.
+    named : bool, default False
+        The service has a feature schema: a JSON decide may name its features
+        (:mod:`~glmbandits.service.named_body`).
     """
 
     def __init__(self, app: ASGIApp, service: Any, *, keys: KeyChecker, metrics: Metrics,
-                 max_body_bytes: int, n_features: int, max_actions: int) -> None:
+                 max_body_bytes: int, n_features: int, max_actions: int,
+                 named: bool = False) -> None:
         self.app = app
         self.service = service
         self.keys = keys
@@ -94,6 +99,7 @@ class HotRoutes:
         self.limit = max_body_bytes
         self.n_features = n_features
         self.max_actions = max_actions
+        self.named = named
         self._routes: dict[str, tuple[str, Callable[[Scope, Receive], Awaitable[Any]]]] = {
             "/v1/decide": ("decide", self._decide), "/v1/reward": ("reward", self._reward)}
 
@@ -167,7 +173,11 @@ class HotRoutes:
         encoding = decide_encoding(_header(scope, b"content-type"))
         body = await self._body(scope, receive)
         query = parse_query(scope["query_string"])
-        parsed = parse_decide_body(encoding, body, query, self.n_features, self.max_actions)
+        parsed = parse_decide_body(encoding, body, query, self.n_features, self.max_actions,
+                                   named=self.named)
+        if isinstance(parsed, NamedDecide):
+            named: dict[str, Any] = await self.service.decide_named_async(parsed)
+            return named
         answer: dict[str, Any] = await self.service.decide_async(
             parsed.contexts, parsed.decision_id, parsed.excluded, parsed.default_action,
             parsed.explain)

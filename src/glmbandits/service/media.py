@@ -30,7 +30,8 @@ from urllib.parse import unquote_to_bytes
 
 from .errors import Invalid, UnsupportedMediaType
 from .npy_body import NPY_MEDIA_TYPE, QUERY_FIELDS, parse_decide_npy
-from .schemas import DecideRequest, parse_decide
+from .named_body import NamedDecide, is_named, parse_named
+from .schemas import AnyDecideRequest, DecideRequest, check_dense, decode_body, parse_decide
 
 __all__ = ["UnsupportedMediaType", "decide_encoding", "parse_decide_body", "parse_query",
            "JSON_MEDIA_TYPE"]
@@ -53,10 +54,13 @@ def decide_encoding(content_type: str | None) -> str:
 
 
 def parse_decide_body(encoding: str, body: bytes, query: Iterable[tuple[str, str]],
-                      n_features: int, max_actions: int) -> DecideRequest:
+                      n_features: int, max_actions: int, *, named: bool = False
+                      ) -> DecideRequest | AnyDecideRequest | NamedDecide:
     """Decode and check a decide in ``encoding`` (from :func:`decide_encoding`).
 
-    Returns the request with ``contexts`` as a (K, d) float64 array; refusals are
+    Returns the request with ``contexts`` as a (K, d) float64 array, or, when ``named``
+    (the service has a ``[features]`` schema) and the JSON body names its features, a
+    :class:`~glmbandits.service.named_body.NamedDecide`; refusals are
     :class:`~glmbandits.service.core.Invalid` naming the field.
     """
     if encoding == "npy":
@@ -66,7 +70,12 @@ def parse_decide_body(encoding: str, body: bytes, query: Iterable[tuple[str, str
             raise Invalid(f"{name} goes in the JSON body of a decide, not in the query string "
                           f"(the query carries it only with Content-Type: {NPY_MEDIA_TYPE})",
                           name)
-    return parse_decide(body, n_features, max_actions)
+    if not named:
+        return parse_decide(body, n_features, max_actions)
+    request = decode_body(body, AnyDecideRequest)
+    if is_named(request):
+        return parse_named(request, max_actions)
+    return check_dense(request, n_features, max_actions)
 
 
 _BAD_ESCAPE = re.compile(rb"%(?![0-9A-Fa-f]{2})")

@@ -230,7 +230,67 @@ def openapi_document(config: ServiceConfig) -> dict[str, Any]:
                                          "responses": {"200": {"description": "OpenAPI"}}}},
         },
     }
+    if config.features is not None:
+        _add_named_features(document, config, decide_body, secured)
     for path, operations in document["paths"].items():  # names for generated clients
         for operation in operations.values():
-            operation["operationId"] = path.rsplit("/", 1)[1].split(".")[0]
+            if isinstance(operation, dict):  # (not a path's shared "parameters")
+                operation.setdefault("operationId",
+                                     path.rsplit("/", 1)[1].split(".")[0])
     return document
+
+
+def _add_named_features(document: dict[str, Any], config: ServiceConfig,
+                        decide_body: dict[str, Any], secured: list[dict[str, list[str]]]
+                        ) -> None:
+    """A service with a ``[features]`` schema: the named decide body (either body is
+    accepted) and the action catalogue's routes."""
+    from .schemas import ActionBody, ActionResponse, CatalogueResponse, NamedDecideRequest
+
+    components = document["components"]["schemas"]
+    _, named = msgspec.json.schema_components(
+        [NamedDecideRequest, ActionBody, ActionResponse, CatalogueResponse],
+        ref_template="#/components/schemas/{name}")
+    components.update(named)
+    schema = config.features
+    K = config.decisions.max_actions
+    request = components["NamedDecideRequest"]
+    request["description"] = (
+        f"named features: the context's ({', '.join(f.name for f in schema.context) or 'none'}) "
+        "and each candidate's, inline (actions) or by catalogue id (action_ids), exactly one "
+        f"of the two, 1 <= K <= {K} candidates with distinct ids; excluded_ids and "
+        "default_action_id (required in shadow mode) are ids of the request's candidates. "
+        f"Action features: {', '.join(f.name for f in schema.action) or 'none'}.")
+    for name in ("actions", "action_ids"):
+        _without_null(request["properties"][name]).update(minItems=1, maxItems=K)
+    _without_null(request["properties"]["decision_id"]).update(
+        pattern=DECISION_ID_PATTERN, description=f"the decision's id: {DECISION_ID_RULE}")
+    decide_body["content"]["application/json"]["schema"] = {"oneOf": [
+        {"$ref": "#/components/schemas/DecideRequest"},
+        {"$ref": "#/components/schemas/NamedDecideRequest"}]}
+    action_id = {"name": "action_id", "in": "path", "required": True,
+                 "description": f"the action's id: {DECISION_ID_RULE}",
+                 "schema": {"type": "string", "pattern": DECISION_ID_PATTERN}}
+    document["paths"]["/v1/actions"] = {"get": {
+        "summary": "the action catalogue: live actions and retired ids",
+        "operationId": "list_actions", "security": secured,
+        "responses": _responses("CatalogueResponse", 401)}}
+    document["paths"]["/v1/actions/{action_id}"] = {
+        "parameters": [action_id],
+        "get": {"summary": "one catalogue action", "operationId": "get_action",
+                "security": secured, "responses": _responses("ActionResponse", 401, 404)},
+        "put": {"summary": "add an action or replace its features (201 when added); a "
+                           "retired id is refused (409)",
+                "operationId": "put_action", "security": secured,
+                "requestBody": {"required": True, "content": {"application/json": {
+                    "schema": {"$ref": "#/components/schemas/ActionBody"}}}},
+                "responses": {**_responses("ActionResponse", 401, 409, 413, 422, 429, 503),
+                              "201": {"description": "Created", "content": {
+                                  "application/json": {"schema": {
+                                      "$ref": "#/components/schemas/ActionResponse"}}}}}},
+        "delete": {"summary": "retire an action (its id is never reused)",
+                   "operationId": "delete_action", "security": secured,
+                   "responses": _responses("ActionResponse", 401, 404, 429, 503)}}
+    for method in ("get", "delete"):  # (a 404 here is an action id, not a decision id)
+        document["paths"]["/v1/actions/{action_id}"][method]["responses"]["404"][
+            "description"] = "no live action has this id (never put, or retired)"

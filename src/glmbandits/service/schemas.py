@@ -27,6 +27,8 @@ from .errors import Invalid
 __all__ = ["DecideRequest", "RewardRequest", "DecideResponse", "RewardResponse",
            "ErrorResponse", "ModelResponse", "HealthResponse", "ExplanationBody",
            "ActionExplanationBody", "FeatureContribution", "parse_decide", "parse_reward",
+           "NamedAction", "NamedDecideRequest", "AnyDecideRequest", "ActionBody",
+           "ActionResponse", "CatalogueResponse", "decode_body", "check_dense",
            "check_decision_id", "check_excluded_rows"]
 
 DecisionId = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_ID_LENGTH,
@@ -46,6 +48,70 @@ class DecideRequest(msgspec.Struct, forbid_unknown_fields=True):
     default_action: Optional[Union[int, float]] = None
     #: true: the answer carries ``explanation`` (glmbandits.policies.explain)
     explain: bool = False
+
+
+ActionId = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_ID_LENGTH,
+                                       description="1-256 characters (the decision-id rule)")]
+
+
+class NamedAction(msgspec.Struct, forbid_unknown_fields=True):
+    """One candidate action of a named decide, sent inline: its id and named features."""
+
+    id: ActionId
+    features: dict[str, Any]
+
+
+class NamedDecideRequest(msgspec.Struct, forbid_unknown_fields=True):
+    """``POST /v1/decide`` with named features (a service with a ``[features]`` schema):
+    the context's features, and the candidates inline (``actions``) or by catalogue id
+    (``action_ids``), one of the two."""
+
+    context: dict[str, Any] = msgspec.field(default_factory=dict)
+    actions: Optional[list[NamedAction]] = None
+    action_ids: Optional[list[ActionId]] = None
+    excluded_ids: Optional[list[ActionId]] = None
+    default_action_id: Optional[ActionId] = None
+    decision_id: Optional[DecisionId] = None
+    explain: bool = False
+
+
+class AnyDecideRequest(msgspec.Struct, forbid_unknown_fields=True):
+    """What a service with a schema decodes: either body (:class:`DecideRequest` or
+    :class:`NamedDecideRequest`), told apart by ``contexts``."""
+
+    contexts: Optional[list[list[float]]] = None
+    context: Optional[dict[str, Any]] = None
+    actions: Optional[list[NamedAction]] = None
+    action_ids: Optional[list[ActionId]] = None
+    excluded_ids: Optional[list[ActionId]] = None
+    default_action_id: Optional[ActionId] = None
+    decision_id: Optional[DecisionId] = None
+    excluded: Optional[list[Union[int, float]]] = None
+    default_action: Optional[Union[int, float]] = None
+    explain: bool = False
+
+
+class ActionBody(msgspec.Struct, forbid_unknown_fields=True):
+    """``PUT /v1/actions/{action_id}``: the action's named features."""
+
+    features: dict[str, Any]
+
+
+class ActionResponse(msgspec.Struct, omit_defaults=True):
+    """One catalogue action; ``status`` says what a PUT or DELETE did (``created``,
+    ``updated``, ``unchanged``, ``deleted``, ``already deleted``)."""
+
+    id: str
+    features: Optional[dict[str, Any]] = None
+    status: Optional[str] = None
+
+
+class CatalogueResponse(msgspec.Struct):
+    """``GET /v1/actions``: the live actions (in the order they were first put) and the
+    retired ids (never reused)."""
+
+    actions: list[ActionResponse]
+    retired: list[str]
 
 
 class RewardRequest(msgspec.Struct, forbid_unknown_fields=True):
@@ -68,6 +134,11 @@ class DecideResponse(msgspec.Struct, omit_defaults=True):
     #: only when the request asked (``"explain": true``); null for a retry of a decision
     #: made without it or answered from the log
     explanation: Optional["ExplanationBody"] = None
+    #: a named decide's: the chosen action's id, the probabilities by id (and in shadow
+    #: mode the policy's choice by id)
+    action_id: Optional[str] = None
+    probabilities_by_id: Optional[dict[str, float]] = None
+    policy_action_id: Optional[str] = None
 
 
 class FeatureContribution(msgspec.Struct):
@@ -147,6 +218,10 @@ class ModelResponse(msgspec.Struct):
     explanation: Optional[LatestExplanation] = None
     #: The drift monitor's status (``[drift]`` configured; docs/drift.md), else null.
     drift: dict[str, Any] | None = None
+    #: With a ``[features]`` schema: the name of each of the n_features columns, and the
+    #: catalogue's size (``actions``, ``retired``); else null.
+    feature_names: Optional[list[str]] = None
+    catalogue: Optional[dict[str, int]] = None
 
 
 def _path_of(message: str) -> str:
@@ -252,11 +327,27 @@ def check_excluded_rows(excluded: list[int], K: int) -> None:
         raise Invalid(f"excluded must leave at least one of the K = {K} actions", "excluded")
 
 
+def decode_body(body: bytes, model: type[_Model]) -> _Model:
+    """Decode a JSON body into ``model`` (msgspec); every refusal an :class:`Invalid`
+    naming the field."""
+    return _decode(body, model)
+
+
 def parse_decide(body: bytes, n_features: int, max_actions: int) -> DecideRequest:
     """Decode and check a decide body; returns it with ``contexts`` as a (K, d) array."""
-    request = _decode(body, DecideRequest)
+    return check_dense(_decode(body, DecideRequest), n_features, max_actions)
+
+
+_Dense = TypeVar("_Dense", DecideRequest, "AnyDecideRequest")
+
+
+def check_dense(request: _Dense, n_features: int, max_actions: int) -> _Dense:
+    """Check a decoded dense decide (``contexts``, ``excluded``, ``default_action``);
+    returns it with ``contexts`` as a (K, d) array."""
     check_decision_id(request.decision_id)
     rows = request.contexts
+    if rows is None:
+        raise Invalid("Object missing required field `contexts`", "contexts")
     if len(rows) > max_actions:
         raise Invalid(f"contexts has K = {len(rows)} rows, above the limit max_actions = "
                       f"{max_actions}", "contexts")
