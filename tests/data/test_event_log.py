@@ -273,7 +273,7 @@ def test_unknown_schema_foreign_and_damaged_files_are_refused(tmp_path) -> None:
     raw.execute("PRAGMA user_version = 99")
     raw.close()
     with pytest.raises(ValueError, match=r"log\.sqlite.*schema version 99; this glmbandits "
-                                         r"reads versions 1 to 3"):
+                                         r"reads versions 1 to 4"):
         EventLog(path)
     foreign = tmp_path / "results.db"
     raw = sqlite3.connect(foreign)

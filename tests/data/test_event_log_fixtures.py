@@ -101,51 +101,55 @@ def test_an_old_service_store_opens_for_writing(tmp_path: Path) -> None:
         store.close()
 
 
-# -- a decision service's store of today's format (schema version 2), with snapshots -------
-SERVED = json.loads((FIXTURES / "served_store_v2.json").read_text())
+# -- a decision service's store of schema version 2 (meta) and 3 (the one log before the
+# -- request column; fixtures/make_served_store_v3_fixture.py), with snapshots ----------
+SERVED_STORES = ("served_store_v2", "served_store_v3")
 
 
-def _served_copy(folder: Path) -> tuple[Path, Path]:
-    return _copy("served_store_v2.db", folder), _copy("served_store_v2.toml", folder)
+def _served_copy(folder: Path, name: str) -> tuple[Path, Path, dict]:
+    return (_copy(f"{name}.db", folder), _copy(f"{name}.toml", folder),
+            json.loads((FIXTURES / f"{name}.json").read_text()))
 
 
-def test_a_served_store_reads_restores_and_decides_as_before(tmp_path: Path) -> None:
+@pytest.mark.parametrize("name", SERVED_STORES)
+def test_a_served_store_reads_restores_and_decides_as_before(tmp_path: Path, name: str) -> None:
     from glmbandits.service.config import load_config
     from glmbandits.service.core import DecisionService
     from glmbandits.service.export import joined_decisions
     from glmbandits.service.store import open_store
 
-    db, config = _served_copy(tmp_path)
+    db, config, served = _served_copy(tmp_path, name)
     store = open_store(f"sqlite:///{db}")
     try:
-        assert [event.to_json() for event in store.events()] == SERVED["events"]
-        assert store.totals() == SERVED["totals"]
-        assert store.latest_snapshot()[0] == SERVED["snapshot_seq"]
+        assert [event.to_json() for event in store.events()] == served["events"]
+        assert store.totals() == served["totals"]
+        assert store.latest_snapshot()[0] == served["snapshot_seq"]
         joined = joined_decisions(store)
         assert (joined.decision_ids, joined.reward_sources) == \
-            (SERVED["joined_ids"], SERVED["joined_sources"])
+            (served["joined_ids"], served["joined_sources"])
     except BaseException:
         store.close()
         raise
     service = DecisionService(load_config(config), store, clock=lambda: 2_000.0).start()
     try:
-        assert service.decide(np.array(SERVED["next_rows"]), decision_id="next") == \
-            SERVED["next"]
+        assert service.decide(np.array(served["next_rows"]), decision_id="next") == \
+            served["next"]
     finally:
         service.stop(snapshot=False)
 
 
-def test_a_served_store_exports_as_before(tmp_path: Path) -> None:
+@pytest.mark.parametrize("name", SERVED_STORES)
+def test_a_served_store_exports_as_before(tmp_path: Path, name: str) -> None:
     pq = pytest.importorskip("pyarrow.parquet")
     from glmbandits.service.export import export_parquet
 
-    db, _ = _served_copy(tmp_path)
+    db, _, served = _served_copy(tmp_path, name)
     url = f"sqlite:///{db}"
-    assert export_parquet(url, tmp_path / "events.parquet", events=True) == len(SERVED["events"])
+    assert export_parquet(url, tmp_path / "events.parquet", events=True) == len(served["events"])
     rows = pq.read_table(tmp_path / "events.parquet").to_pylist()
     assert [{name: value for name, value in row.items() if value is not None or
-             name == "decision_id" or (name == "reward" and row["kind"] == "reward")} for row in rows] == SERVED["events"]
+             name == "decision_id" or (name == "reward" and row["kind"] == "reward")} for row in rows] == served["events"]
     assert export_parquet(url, tmp_path / "decisions.parquet") == \
-        sum(source is not None for source in SERVED["joined_sources"])
+        sum(source is not None for source in served["joined_sources"])
     data = LoggedBanditData.from_parquet(tmp_path / "decisions.parquet")
-    assert len(data) == sum(source is not None for source in SERVED["joined_sources"])
+    assert len(data) == sum(source is not None for source in served["joined_sources"])

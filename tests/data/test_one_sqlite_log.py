@@ -27,7 +27,6 @@ from glmbandits.service.store import open_store
 
 FIXTURES = Path(__file__).parent / "fixtures"
 EXPECTED = json.loads((FIXTURES / "expected.json").read_text())
-SERVED = json.loads((FIXTURES / "served_store_v2.json").read_text())
 
 
 def _copy(name: str, folder: Path) -> Path:
@@ -64,7 +63,7 @@ def _joined(joined: JoinedDecisions) -> tuple:
 
 
 @pytest.mark.parametrize("name", ["policy_event_log_v2.sqlite", "service_store_v1.db",
-                                  "served_store_v2.db"])
+                                  "served_store_v2.db", "served_store_v3.db"])
 def test_an_older_file_opened_read_only_is_read_as_it_is(tmp_path: Path, name: str) -> None:
     path = _copy(name, tmp_path)
     before = _digest(path)
@@ -109,15 +108,17 @@ def test_a_policy_log_migrates_in_place_and_joins_and_replays_as_before(tmp_path
         store.close()
 
 
-def test_a_service_store_migrates_in_place_and_serves_as_before(tmp_path) -> None:
-    path = _copy("served_store_v2.db", tmp_path)
+@pytest.mark.parametrize("name", ["served_store_v2", "served_store_v3"])
+def test_a_service_store_migrates_in_place_and_serves_as_before(tmp_path, name) -> None:
+    path = _copy(f"{name}.db", tmp_path)
+    served = json.loads((FIXTURES / f"{name}.json").read_text())
     store = open_store(f"sqlite:///{path}")  # opened for writing: migrated
     try:
         assert _shape(path) == CURRENT
         assert store.get_meta("schema_version") == str(SCHEMA_VERSION)
-        assert [event.to_json() for event in store.events()] == SERVED["events"]
-        assert store.totals() == SERVED["totals"]
-        assert store.latest_snapshot()[0] == SERVED["snapshot_seq"]
+        assert [event.to_json() for event in store.events()] == served["events"]
+        assert store.totals() == served["totals"]
+        assert store.latest_snapshot()[0] == served["snapshot_seq"]
         service_join = _joined(joined_decisions(store))
     finally:
         store.close()
@@ -125,10 +126,10 @@ def test_a_service_store_migrates_in_place_and_serves_as_before(tmp_path) -> Non
     with EventLog(path, readonly=True) as log:
         assert _joined(JoinedDecisions.from_log(log)) == service_join
         assert len(log) == sum(e["kind"] in ("decision", "reward", "expiry")
-                               for e in SERVED["events"])
-        assert log.counts()["decision"] == SERVED["totals"]["decisions"]
+                               for e in served["events"])
+        assert log.counts()["decision"] == served["totals"]["decisions"]
     assert len(LoggedBanditData.from_event_log(path)) == \
-        sum(source is not None for source in SERVED["joined_sources"])
+        sum(source is not None for source in served["joined_sources"])
 
 
 def test_a_policy_log_and_a_store_write_one_file(tmp_path) -> None:

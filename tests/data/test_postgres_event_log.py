@@ -92,13 +92,13 @@ def test_events_survive_a_server_restart_and_a_crash_and_the_log_reconnects(
 
 def test_the_schema_version_is_recorded_and_a_reopen_changes_nothing(postgres_url) -> None:
     with PostgresEventLog(postgres_url) as log:
-        assert log.schema_version == POSTGRES_SCHEMA_VERSION == 3
+        assert log.schema_version == POSTGRES_SCHEMA_VERSION == 4
         log.record_reward("x", 0.0, 1.0, "learned")
     with PostgresEventLog(postgres_url) as again:
         assert len(again) == 1
     with psycopg.connect(postgres_url) as conn:
         assert conn.execute("SELECT component, version FROM glmbandits_schema_version"
-                            ).fetchall() == [("event_log", 3)]
+                            ).fetchall() == [("event_log", 4)]
 
 
 def test_a_newer_schema_is_refused_and_left_unchanged(postgres_url) -> None:
@@ -106,7 +106,7 @@ def test_a_newer_schema_is_refused_and_left_unchanged(postgres_url) -> None:
     with psycopg.connect(postgres_url, autocommit=True) as conn:
         conn.execute("UPDATE glmbandits_schema_version SET version = 99")
     with pytest.raises(ValueError, match="schema version 99; this glmbandits knows versions "
-                                         "up to 3 .* it was not modified"):
+                                         "up to 4 .* it was not modified"):
         PostgresEventLog(postgres_url)
     with psycopg.connect(postgres_url) as conn:
         assert conn.execute("SELECT version FROM glmbandits_schema_version").fetchone() == (99,)

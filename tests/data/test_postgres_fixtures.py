@@ -46,7 +46,8 @@ def test_an_old_postgres_event_log_reads_joins_and_takes_writes(postgres_url) ->
         assert log.counts() == expected["counts"]
         log.record_reward("p5", 20.0, 0.0, "learned")
         assert JoinedDecisions.from_log(log).reward_sources[5] == "learned"
-        assert log.schema_version == 3
+        assert log.schema_version == 4
+    PostgresStore(postgres_url).close()  # the service's table, migrated too
     # migrated in place to the one PostgreSQL log's shape, the service's table's
     with psycopg.connect(postgres_url) as connection:
         columns = [row[0] for row in connection.execute(

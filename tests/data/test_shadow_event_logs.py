@@ -109,7 +109,7 @@ def test_a_version_1_file_is_migrated_in_place_and_keeps_its_events(tmp_path):
         log.record_decision("new", 2.0, np.eye(2), [0.25, 0.75], 0, None, 0, policy_action=1)
         assert [e.decision_id for e in log.decisions()] == ["old", "new"]
     raw = sqlite3.connect(path)
-    assert raw.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+    assert raw.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
     raw.close()
     with EventLog(path) as again:  # a second open changes nothing
         assert len(again) == 3 and list(again.decisions())[1].policy_action == 1
@@ -169,8 +169,8 @@ def test_postgres_logs_shadow_decisions_and_migrates_a_version_1_database(postgr
                      "n_features, contexts, probabilities, action, propensity, "
                      "model_version) VALUES ('decision', 'old', 0.0, 2, 2, %s, %s, 1, 0.5, 0)",
                      (np.eye(2).tobytes(), np.array([0.5, 0.5]).tobytes()))
-    with PostgresEventLog(postgres_url) as log:  # migrated through version 2 to 3
-        assert log.schema_version == len(MIGRATIONS) == 3
+    with PostgresEventLog(postgres_url) as log:  # migrated through versions 2 and 3 to 4
+        assert log.schema_version == len(MIGRATIONS) == 4
         old = next(log.decisions())
         assert old.decision_id == "old" and old.policy_action is None and old.sequence == 1
         assert np.array_equal(old.contexts, np.eye(2))
@@ -181,4 +181,4 @@ def test_postgres_logs_shadow_decisions_and_migrates_a_version_1_database(postgr
         assert all(d.propensity is None for d in shadow)
         assert LoggedBanditData.from_event_log(log).join_counts["shadow"] == 3
     with psycopg.connect(postgres_url) as conn:
-        assert conn.execute("SELECT version FROM glmbandits_schema_version").fetchone() == (3,)
+        assert conn.execute("SELECT version FROM glmbandits_schema_version").fetchone() == (4,)

@@ -194,7 +194,7 @@ def test_concurrent_requests_share_one_commit(tmp_path):
 
 def test_a_version_1_sqlite_log_is_migrated_in_place_and_keeps_its_events(tmp_path):
     """Files written before ``policy_action`` and ``tag`` existed gain the columns (NULL
-    for old rows), become the one SQLite log's schema (version 3, the append-only
+    for old rows), become the one SQLite log's schema (version 4, the append-only
     triggers), and a newer version is refused."""
     import sqlite3
 
@@ -213,7 +213,7 @@ def test_a_version_1_sqlite_log_is_migrated_in_place_and_keeps_its_events(tmp_pa
     db.commit()
     db.close()
     store = SQLiteStore(str(path))
-    assert store.schema_version() == SCHEMA_VERSION == 3
+    assert store.schema_version() == SCHEMA_VERSION == 4
     store.append(Event("decision", "b", 2.0, contexts=np.eye(2), action=1,
                        probabilities=np.array([0.0, 1.0]), propensity=1.0, model_version=0,
                        tag=3, policy_action=0))
@@ -225,10 +225,10 @@ def test_a_version_1_sqlite_log_is_migrated_in_place_and_keeps_its_events(tmp_pa
     db = sqlite3.connect(path)
     with pytest.raises(sqlite3.IntegrityError, match="append-only"):
         db.execute("DELETE FROM events")
-    db.execute("PRAGMA user_version = 4")
+    db.execute("PRAGMA user_version = 5")
     db.commit()
     db.close()
-    with pytest.raises(RuntimeError, match="schema version 4, newer"):
+    with pytest.raises(RuntimeError, match="schema version 5, newer"):
         SQLiteStore(str(path))
 
 

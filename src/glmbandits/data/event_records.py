@@ -138,14 +138,15 @@ def event_row(event: Event) -> tuple[Any, ...]:
             None if event.probabilities is None else
             np.ascontiguousarray(event.probabilities, dtype=np.float64).tobytes(),
             event.propensity, event.model_version, event.reward, event.status,
-            event.older_than, event.policy_action, event.tag)
+            event.older_than, event.policy_action, event.tag, event.request)
 
 
 def event_from_row(row: tuple[Any, ...]) -> Event:
-    """Inverse of :func:`event_row`, for a stored row ``(seq, *ROW_COLUMNS)``."""
+    """Inverse of :func:`event_row`, for a stored row ``(seq, *ROW_COLUMNS)`` (``request``
+    NULL where a version-3 file read as it is lacks the column)."""
     (seq, kind, decision_id, timestamp, n_actions, contexts, excluded, action,
      probabilities, propensity, model_version, reward, status, older_than, policy_action,
-     tag) = row
+     tag, request) = row
     X = None
     if contexts is not None:
         X = np.frombuffer(contexts, dtype=np.float64).reshape(n_actions, -1).copy()
@@ -153,7 +154,8 @@ def event_from_row(row: tuple[Any, ...]) -> Event:
     return Event(kind, decision_id, timestamp, seq=seq, contexts=X,
                  excluded=Event.decode_excluded(excluded), action=action, probabilities=p,
                  propensity=propensity, model_version=model_version, reward=reward,
-                 status=status, older_than=older_than, policy_action=policy_action, tag=tag)
+                 status=status, older_than=older_than, policy_action=policy_action, tag=tag,
+                 request=request)
 
 
 # -- input checks (they mirror the policy's, so the log never holds what a policy could not
@@ -227,7 +229,7 @@ def check_decision(owner: str, decision_id: Any, timestamp: Any, contexts: Any,
     if model_version < 0:
         raise ValueError(f"{owner}: model_version must be >= 0, got {model_version}")
     return ("decision", decision_id, timestamp, K, X.tobytes(), None, action, p.tobytes(),
-            propensity, model_version, None, None, None, policy_action, None)
+            propensity, model_version, None, None, None, policy_action, None, None)
 
 
 def check_reward(owner: str, decision_id: Any, timestamp: Any, reward: Any,
@@ -240,7 +242,7 @@ def check_reward(owner: str, decision_id: Any, timestamp: Any, reward: Any,
         raise ValueError(f"{owner}: status must be one of {list(REWARD_STATUSES)}, "
                          f"got {status!r}")
     return ("reward", decision_id, timestamp, None, None, None, None, None, None, None,
-            reward, status, None, None, None)
+            reward, status, None, None, None, None)
 
 
 def check_expiry(owner: str, decision_id: Any, timestamp: Any, outcome: Any,
@@ -259,7 +261,7 @@ def check_expiry(owner: str, decision_id: Any, timestamp: Any, outcome: Any,
     else:
         reward = check_real(reward, owner, "reward")
     return ("expiry", decision_id, timestamp, None, None, None, None, None, None, None,
-            reward, outcome, None, None, None)
+            reward, outcome, None, None, None, None)
 
 
 class LogSink:

@@ -16,7 +16,8 @@ so two processes starting at once do not race):
   migrated_at timestamptz)``: the row ``('event_log', N)`` records the version;
   a database with a newer version is refused, never modified.
 * ``glmbandits_events``: one row per event (version 2 added ``policy_action``, set
-  on shadow decisions, whose ``propensity`` is null; version 3 the one log's shape),
+  on shadow decisions, whose ``propensity`` is null; version 3 the one log's shape;
+  version 4 the ``request`` column, JSON text, by ``ADD COLUMN``: no row rewritten),
   ``seq bigserial primary key``, the columns of the SQLite log (``contexts`` and
   ``probabilities`` as float64 ``bytea``), an index on ``decision_id``, triggers that
   refuse UPDATE, DELETE and TRUNCATE.
@@ -90,6 +91,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     ),
     # version 3: the one PostgreSQL log's shape (key seq, the service's columns)
     policy_table_upgrade("glmbandits_events"),
+    # version 4: a named-feature request as sent (JSON text; null before)
+    ("ALTER TABLE glmbandits_events ADD COLUMN IF NOT EXISTS request text",),
 )
 POSTGRES_SCHEMA_VERSION = len(MIGRATIONS)
 COMPONENT = "event_log"

@@ -9,21 +9,24 @@ policy's checked ``record_*`` writers and records (:mod:`.event_log_base`), the
 service's snapshots, metadata, WAL checkpointer and ``serve`` lock
 (:mod:`glmbandits.service.sqlite_store`).
 
-The file (schema version 3, ``PRAGMA user_version``; ``PRAGMA application_id`` is
+The file (schema version 4, ``PRAGMA user_version``; ``PRAGMA application_id`` is
 :data:`APPLICATION_ID`, "GLMB") holds one table ``events``, one row per event of any
 kind of :data:`~glmbandits.data.vocabulary.EVENT_KINDS`, keyed by ``seq``; triggers
 refuse ``UPDATE`` and ``DELETE``. A service adds its ``snapshots`` and ``meta`` tables
-beside it. Two older kinds of file open:
+beside it. Version 4 added the last column, ``request`` (a named-feature request as
+sent, or a catalogue change's action, as JSON text). Three older kinds of file open:
 
+* a log of schema version 3 (either face's: no ``request`` column);
 * a policy's event log of schema version 1 or 2 (``user_version``; key ``sequence``,
   a ``n_features`` column, no ``excluded``, ``older_than`` or ``tag``);
 * a service's store of schema version 1 or 2 (``meta.schema_version``; no
   ``application_id``, no triggers).
 
-Opened for writing, either is migrated in place in one transaction (a policy's log is
-copied into the new table, its sequence numbers kept; a store gains its missing columns,
-the triggers and the version marks); opened with ``readonly=True`` it is read as it is
-(a column it lacks reads as NULL). See ``docs/event-log.md``.
+Opened for writing, each is migrated in place in one transaction (a version-3 log and a
+store gain their missing columns by ``ALTER TABLE ... ADD COLUMN``, a store also the
+triggers and the version marks; a policy's log is copied into the new table, its
+sequence numbers kept); opened with ``readonly=True`` it is read as it is (a column it
+lacks reads as NULL). See ``docs/event-log.md``.
 
 References
 ----------
@@ -37,12 +40,15 @@ import sqlite3
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
+from .vocabulary import CATALOGUE, EVENT_KINDS
+
 __all__ = ["SQLiteLog", "LogVersionError", "SCHEMA_VERSION", "APPLICATION_ID", "ROW_COLUMNS",
-           "SYNCHRONOUS_LEVELS", "page_rows"]
+           "SYNCHRONOUS_LEVELS", "page_rows", "check_kinds"]
 
 #: The schema version of the file this code writes (``PRAGMA user_version``); 1 and 2
-#: are the policy logs' (and, in ``meta``, the service stores') older versions.
-SCHEMA_VERSION = 3
+#: are the policy logs' (and, in ``meta``, the service stores') older versions, 3 the one
+#: log's before the ``request`` column.
+SCHEMA_VERSION = 4
 #: ``PRAGMA application_id`` of an event log ("GLMB"), so a foreign database is refused.
 APPLICATION_ID = 0x474C4D42
 #: SQLite's ``synchronous`` levels a log can run with (FULL survives a power loss).
@@ -51,7 +57,7 @@ SYNCHRONOUS_LEVELS = ("FULL", "NORMAL")
 #: The stored columns of an event after ``seq``, in the order of a row's values.
 ROW_COLUMNS = ("kind", "decision_id", "timestamp", "n_actions", "contexts", "excluded",
                "action", "probabilities", "propensity", "model_version", "reward", "status",
-               "older_than", "policy_action", "tag")
+               "older_than", "policy_action", "tag", "request")
 _INSERT = (f"INSERT INTO events ({', '.join(ROW_COLUMNS)}) "
            f"VALUES ({', '.join('?' * len(ROW_COLUMNS))})")
 
@@ -71,20 +77,25 @@ _TABLE = """CREATE TABLE IF NOT EXISTS {name} (
     status TEXT,
     older_than REAL,
     policy_action INTEGER,
-    tag INTEGER
+    tag INTEGER,
+    request TEXT
 );"""
 _APPEND_ONLY = (
     "CREATE INDEX IF NOT EXISTS events_decision ON events (decision_id)",
     "CREATE TRIGGER IF NOT EXISTS events_no_update BEFORE UPDATE ON events "
     "BEGIN SELECT RAISE(ABORT, 'the event log is append-only'); END",
     "CREATE TRIGGER IF NOT EXISTS events_no_delete BEFORE DELETE ON events "
-    "BEGIN SELECT RAISE(ABORT, 'the event log is append-only'); END")
+    "BEGIN SELECT RAISE(ABORT, 'the event log is append-only'); END",
+    # the catalogue's, which a service reads at every start (the others' inserts skip it)
+    f"CREATE INDEX IF NOT EXISTS events_catalogue ON events (seq) WHERE kind = '{CATALOGUE}'")
+#: The columns a version-1/2 store or a version-3 log lacks, added (no row rewritten).
+_ADDED_COLUMNS = (("policy_action", "INTEGER"), ("tag", "INTEGER"), ("request", "TEXT"))
 #: The columns an older policy log has, copied into the new table by the migration.
 _POLICY_COLUMNS = ("kind", "decision_id", "timestamp", "n_actions", "contexts", "action",
                    "probabilities", "propensity", "model_version", "reward", "status")
 
 # the kinds of file :meth:`SQLiteLog._identify` tells apart
-_EMPTY, _CURRENT, _POLICY, _STORE = "empty", "current", "policy", "store"
+_EMPTY, _CURRENT, _V3, _POLICY, _STORE = "empty", "current", "v3", "policy", "store"
 
 
 class LogVersionError(ValueError):
@@ -132,11 +143,11 @@ class SQLiteLog:
     >>> import tempfile, pathlib
     >>> log = SQLiteLog(pathlib.Path(tempfile.mkdtemp()) / "events.db")
     >>> log.begin()
-    >>> log.append(("reward", "a", 1.0) + (None,) * 7 + (1.0, "late", None, None, None))
+    >>> log.append(("reward", "a", 1.0) + (None,) * 7 + (1.0, "late", None, None, None, None))
     1
     >>> log.commit()
     >>> [row[:3] for row in log.rows(0, 10)], log.version
-    ([(1, 'reward', 'a')], 3)
+    ([(1, 'reward', 'a')], 4)
     >>> log.close()
     """
 
@@ -215,6 +226,8 @@ class SQLiteLog:
         if application_id == APPLICATION_ID:
             if version == SCHEMA_VERSION:
                 return _CURRENT, version
+            if version == 3:
+                return _V3, version
             if version in (1, 2):
                 return _POLICY, version
             raise LogVersionError(
@@ -269,21 +282,21 @@ class SQLiteLog:
             kind, version = self._identify(connection)  # another process may have done it
             if kind == _POLICY:
                 present = self._columns_of(connection)
-                connection.execute(_TABLE.format(name="events_v3"))
+                connection.execute(_TABLE.format(name="events_new"))
                 copied = list(_POLICY_COLUMNS) + (["policy_action"] if "policy_action" in
                                                   present else [])
                 connection.execute(
-                    f"INSERT INTO events_v3 (seq, {', '.join(copied)}) "
+                    f"INSERT INTO events_new (seq, {', '.join(copied)}) "
                     f"SELECT sequence, {', '.join(copied)} FROM events ORDER BY sequence")
                 connection.execute("DROP TABLE events")  # with its index and triggers
-                connection.execute("ALTER TABLE events_v3 RENAME TO events")
-            elif kind == _STORE:
+                connection.execute("ALTER TABLE events_new RENAME TO events")
+            elif kind in (_STORE, _V3):
                 present = self._columns_of(connection)
-                for name, sql_type in (("policy_action", "INTEGER"), ("tag", "INTEGER")):
+                for name, sql_type in _ADDED_COLUMNS:
                     if name not in present:
                         connection.execute(f"ALTER TABLE events ADD COLUMN {name} {sql_type}")
                 if connection.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table' "
-                                      "AND name = 'meta'").fetchone()[0]:
+                                      "AND name = 'meta'").fetchone()[0]:  # a service's
                     connection.execute("INSERT OR REPLACE INTO meta (key, value) VALUES "
                                        "('schema_version', ?)", (str(SCHEMA_VERSION),))
             elif kind == _EMPTY:
@@ -364,18 +377,25 @@ class SQLiteLog:
         """``seq`` and :data:`ROW_COLUMNS`, as a select list of this file."""
         return ", ".join([self.key] + [self.column(name) for name in ROW_COLUMNS])
 
+    def query(self, kinds: Iterable[str] | None = None, select: str | None = None) -> str:
+        """The page query of :meth:`rows` (parameters: ``after``, ``size``). The kinds are
+        checked (:func:`check_kinds`) and written into it as literals, ``kind = '...'``,
+        the form in which SQLite uses a partial index (the catalogue's)."""
+        checked = check_kinds(kinds, self.owner) if kinds is not None else ()
+        where = f"{self.key} > ?" + (
+            " AND (" + " OR ".join(f"kind = '{kind}'" for kind in checked) + ")"
+            if checked else "")
+        return (f"SELECT {select or self.select} FROM events WHERE {where} "
+                f"ORDER BY {self.key} LIMIT ?")
+
     def rows(self, after: int, size: int, *, kinds: Iterable[str] | None = None,
              connection: sqlite3.Connection | None = None,
              select: str | None = None) -> list[tuple[Any, ...]]:
         """One page: up to ``size`` rows ``(seq, *ROW_COLUMNS)`` (or ``select``) with
         ``seq > after``, in order, of the given ``kinds`` (default: all), read on
         ``connection`` (default: the log's own)."""
-        kinds = tuple(kinds or ())
-        where = f"{self.key} > ?" + (f" AND kind IN ({', '.join('?' * len(kinds))})"
-                                     if kinds else "")
-        return (connection or self.live()).execute(
-            f"SELECT {select or self.select} FROM events WHERE {where} ORDER BY {self.key} "
-            "LIMIT ?", (after, *kinds, size)).fetchall()
+        return (connection or self.live()).execute(self.query(kinds, select),
+                                                   (after, size)).fetchall()
 
     def counts(self, connection: sqlite3.Connection | None = None) -> list[tuple[str, Any, int]]:
         """``(kind, status, count)`` over the whole log."""
@@ -387,6 +407,30 @@ class SQLiteLog:
         row = (connection or self.live()).execute(
             f"SELECT max({self.key}) FROM events").fetchone()
         return int(row[0] or 0)
+
+
+def check_kinds(kinds: Iterable[str], owner: str) -> tuple[str, ...]:
+    """``kinds`` as a tuple of event kinds (:data:`~glmbandits.data.vocabulary.EVENT_KINDS`),
+    checked: TypeError for a single ``str`` or a non-iterable, ValueError for an unknown
+    kind or none at all (``None``, not an empty list, reads every kind).
+
+    Examples
+    --------
+    >>> check_kinds(["catalogue"], "f"), check_kinds({"retry": 1}, "f")
+    (('catalogue',), ('retry',))
+    """
+    if isinstance(kinds, (str, bytes)) or not isinstance(kinds, Iterable):
+        raise TypeError(f"{owner}: kinds must be an iterable of event kinds (e.g. "
+                        f"('{CATALOGUE}',)) or None, got {type(kinds).__name__} {kinds!r}"[:200])
+    checked = tuple(kinds)
+    for kind in checked:
+        if not isinstance(kind, str) or kind not in EVENT_KINDS:
+            raise ValueError(f"{owner}: kinds must be event kinds, each one of "
+                             f"{list(EVENT_KINDS)}, got {kind!r}"[:300])
+    if not checked:
+        raise ValueError(f"{owner}: kinds must name at least one event kind, got none "
+                         "(None reads every kind)")
+    return checked
 
 
 def page_rows(fetch: Callable[[int, int], list[tuple[Any, ...]]], after: int,

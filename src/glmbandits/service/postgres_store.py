@@ -10,9 +10,10 @@ API processes). Its tables, created and migrated by the service itself
 
 * ``glmbandits_service_events``: the one PostgreSQL event log's table, written and read
   through :class:`~glmbandits.data.postgres_log.PostgresLog` as a policy's
-  ``PostgresEventLog`` is (``seq bigserial`` and the SQLite log's columns); a unique
-  index on the decision id of ``decision`` events (one decision per id, across every
-  API process); append-only (triggers refuse UPDATE, DELETE, TRUNCATE).
+  ``PostgresEventLog`` is (``seq bigserial`` and the SQLite log's columns; version 2
+  added the last, ``request``); a unique index on the decision id of ``decision`` events
+  (one per id, across every API process); append-only (triggers refuse UPDATE, DELETE,
+  TRUNCATE).
 * ``glmbandits_service_counters``: the totals of :meth:`totals`, updated in the
   transaction that appends the events they count (exact across processes).
 * ``glmbandits_model_versions``: snapshots, one immutable row each (``id``,
@@ -50,11 +51,12 @@ import json
 import os
 import socket
 import threading
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 from ..data.postgres_locks import (advisory_key, apply_migrations, connect, lock_holders,
                                    redact_url, require_psycopg, try_advisory_lock)
 from ..data.postgres_log import PostgresLog
+from ..data.sqlite_log import check_kinds
 from .events import Event, event_from_row, event_row, page_events, total_keys
 from .log_lock import LogInUseError
 
@@ -92,6 +94,10 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         f"""CREATE TRIGGER {_VERSIONS}_immutable BEFORE UPDATE ON {_VERSIONS}
             FOR EACH STATEMENT EXECUTE FUNCTION glmbandits_service_refuse_change()""",
     ),
+    # version 2: the request column (JSON text; null before: no row rewritten), and the
+    (f"ALTER TABLE {_EVENTS} ADD COLUMN IF NOT EXISTS request text",  # catalogue's index
+     f"CREATE INDEX IF NOT EXISTS {_EVENTS}_catalogue ON {_EVENTS} (seq) "
+     "WHERE kind = 'catalogue'"),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 COMPONENT = "service_store"
@@ -379,10 +385,12 @@ class PostgresStore:
         rows = self._rows("SELECT value FROM glmbandits_service_meta WHERE key = %s", (key,))
         return None if not rows else str(rows[0][0])
 
-    def events(self, after: int = 0, limit: int | None = None) -> Iterator[Event]:
-        """Committed events with ``seq > after`` in sequence (= commit) order, page by page."""
-        return page_events(lambda last, size: self._log.rows(self._rows, last, size),
-                           after, limit, _PAGE)
+    def events(self, after: int = 0, limit: int | None = None, *,
+               kinds: Iterable[str] | None = None) -> Iterator[Event]:
+        """Committed events with ``seq > after`` in commit order, paged; of ``kinds`` if given."""
+        checked = () if kinds is None else check_kinds(kinds, "PostgresStore.events")
+        return page_events(lambda last, size: self._log.rows(
+            self._rows, last, size, kinds=checked), after, limit, _PAGE)
 
     def totals(self) -> dict[str, int]:
         """The counters (decisions, retries, rewards, rewards_<status>, ...) of every process."""

@@ -40,10 +40,10 @@ import logging
 import os
 import sqlite3
 import threading
-from typing import Iterator
+from typing import Iterable, Iterator
 
-from ..data.sqlite_log import SCHEMA_VERSION, LogVersionError, SQLiteLog
-from .events import Event, event_row, page_events
+from ..data.sqlite_log import SCHEMA_VERSION, LogVersionError, SQLiteLog, check_kinds
+from .events import Event, event_row, page_events, total_keys
 from .log_lock import FileLogLock
 
 __all__ = ["SQLiteStore", "SCHEMA_VERSION"]
@@ -348,29 +348,31 @@ class SQLiteStore:
         row = self._reader().execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return None if row is None else str(row[0])
 
-    def events(self, after: int = 0, limit: int | None = None) -> Iterator[Event]:
+    def events(self, after: int = 0, limit: int | None = None, *,
+               kinds: Iterable[str] | None = None) -> Iterator[Event]:
+        """Committed events with ``seq > after`` in order (at most ``limit``), page by page;
+        only those of ``kinds`` when given (the catalogue's by its index)."""
+        if kinds is not None:
+            kinds = check_kinds(kinds, "SQLiteStore.events")
+        return self._events(after, limit, kinds)
+
+    def _events(self, after: int, limit: int | None,
+                kinds: Iterable[str] | None) -> Iterator[Event]:
         # check_same_thread=False: a streamed response (GET /v1/events) resumes this
         # generator on whichever thread of the pool is free; the connection is only
         # ever used by one of them at a time
         reader = self._log.connect()
         try:
             yield from page_events(lambda last, size: self._log.rows(
-                last, size, connection=reader), after, limit)
+                last, size, kinds=kinds, connection=reader), after, limit)
         finally:
             reader.close()
 
     def totals(self) -> dict[str, int]:
         out = {"decisions": 0, "retries": 0, "rewards": 0}
         for kind, status, count in self._log.counts(self._reader()):
-            if kind == "decision":
-                out["decisions"] += count
-            elif kind == "retry":
-                out["retries"] += count
-            elif kind == "reward":
-                out["rewards"] += count
-                out[f"rewards_{status}"] = out.get(f"rewards_{status}", 0) + count
-            elif kind == "expiry":
-                out[f"expiries_{status}"] = out.get(f"expiries_{status}", 0) + count
+            for key in total_keys(kind, status):
+                out[key] = out.get(key, 0) + count
         return out
 
     def latest_snapshot(self) -> tuple[int, bytes] | None:

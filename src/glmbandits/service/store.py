@@ -11,7 +11,7 @@ commit order; only SQLite's have no gaps.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterator, Protocol
+from typing import Iterable, Iterator, Protocol
 
 from .events import Event
 
@@ -35,12 +35,17 @@ class Store(Protocol):
     def last_seq(self) -> int:
         """The sequence number of the last committed event (0 for an empty log)."""
 
-    def events(self, after: int = 0, limit: int | None = None) -> Iterator[Event]:
-        """Committed events with ``seq > after`` in order (at most ``limit``)."""
+    def events(self, after: int = 0, limit: int | None = None, *,
+               kinds: Iterable[str] | None = None) -> Iterator[Event]:
+        """Committed events with ``seq > after`` in order (at most ``limit``), read page by
+        page; ``kinds`` (event kinds, e.g. ``("catalogue",)``) reads only those, without
+        reading the others (a bad ``kinds`` raises at the call:
+        :func:`~glmbandits.data.sqlite_log.check_kinds`)."""
 
     def totals(self) -> dict[str, int]:
         """Counts over the whole log: ``decisions``, ``retries``, ``rewards``, ``rewards_<status>``,
-        ``expiries_<outcome>``."""
+        ``expiries_<outcome>``, ``catalogue_<change>`` (the keys of
+        :func:`~glmbandits.data.vocabulary.total_keys`)."""
 
     def latest_snapshot(self) -> tuple[int, bytes] | None:
         """The newest snapshot (the seq it includes, its bytes), checksum verified."""
