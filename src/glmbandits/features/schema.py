@@ -225,16 +225,17 @@ class FeatureSchema:
             raise ValueError(f"{owner}: this schema is attached to a model (attach_schema) "
                              "whose columns it defines; build a new FeatureSchema to fit "
                              "another")
-        if norm_bound is not None:
+        if norm_bound is not None:  # (refusals naming the key, as a declaration's)
             if not self.unit_ball:
-                raise ValueError(f"{owner}: norm_bound is the unit-ball factor; this schema "
-                                 f"has unit_ball=False, got norm_bound={norm_bound!r}")
+                raise refuse(ValueError, "norm_bound", f"{owner}: norm_bound is the unit-ball "
+                             f"factor; this schema has unit_ball=False, got "
+                             f"norm_bound={norm_bound!r}")
             if not isinstance(norm_bound, (int, float)) or isinstance(norm_bound, bool):
-                raise TypeError(f"{owner}: norm_bound must be a float, got "
-                                f"{type(norm_bound).__name__}")
+                raise refuse(TypeError, "norm_bound", f"{owner}: norm_bound must be a float, "
+                             f"got {type(norm_bound).__name__}")
             if not (np.isfinite(norm_bound) and norm_bound > 0):
-                raise ValueError(f"{owner}: norm_bound must be a finite float > 0, got "
-                                 f"{norm_bound!r}")
+                raise refuse(ValueError, "norm_bound", f"{owner}: norm_bound must be a finite "
+                             f"float > 0, got {norm_bound!r}")
         fitted_bound = self.unit_ball and norm_bound is None
         fields, data = {}, {}
         for group, rows in zip(GROUPS, (contexts, actions)):

@@ -10,6 +10,12 @@ policy class itself. ``example_config()`` is the commented config printed by
 Every key can also come from an environment variable ``GLMBANDITS_<TABLE>_<KEY>``
 (:func:`environment_tables`, named and read by :mod:`.env_config`), over the file's value.
 
+The ``[features]`` table declares a :class:`~glmbandits.features.FeatureSchema` (the form
+``schema.declaration()`` writes, every value declared, plus ``norm_bound``, the unit-ball
+factor): the schema's own refusals become a :class:`ConfigError` naming the key
+(``[features] context[2] vocabulary``), in :mod:`.config_features`, whose
+:func:`~.config_features.features_table` writes the table of a schema fitted offline.
+
 Why this module is long: the one table of keys (:data:`CONFIG_FIELDS`), the dataclasses it
 fills (one per table), its checker for the file and the environment, and the example config
 that shows every key belong together.
@@ -24,12 +30,15 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
+
+if TYPE_CHECKING:
+    from ..features import FeatureSchema
 
 __all__ = ["ConfigError", "ServiceConfig", "PolicyConfig", "DecisionConfig", "DriftConfig", "MODES",
            "load_config",
@@ -176,10 +185,15 @@ class ServiceConfig:
     drift: DriftConfig | None = None
     max_queue: int = 10_000
     log_format: str = "text"
+    features: FeatureSchema | None = None
 
     def fingerprint(self) -> str:
         """What the model state depends on, as canonical JSON; a store remembers it so
-        that a log is never replayed into a policy configured differently."""
+        that a log is never replayed into a policy configured differently.
+
+        With ``[features]``, it holds the schema's ``fingerprint_`` (its declaration and
+        its norm bound: a log written under one schema is never replayed under another);
+        without, it is what it was before the table existed."""
         return json.dumps({"policy": {"name": self.policy.name,
                                       "n_features": self.policy.n_features,
                                       "family": self.policy.family, "seed": self.policy.seed,
@@ -187,12 +201,20 @@ class ServiceConfig:
                                       "params": self.policy.params,
                                       "max_actions": self.decisions.max_actions},
                            "decisions": self.decisions.policy_options(),
-                           **({} if self.drift is None else {"drift": vars(self.drift)})},
+                           **({} if self.drift is None else {"drift": vars(self.drift)}),
+                           **({} if self.features is None
+                              else {"features": self.features.fingerprint_})},
                           sort_keys=True)
 
     def build_policy(self) -> Any:
-        """A fresh policy, configured for decisions, as this config describes."""
+        """A fresh policy, configured for decisions, as this config describes; with
+        ``[features]`` it carries the schema (``policy.feature_schema_``, saved in its
+        snapshots; :func:`~glmbandits.features.attach_schema`)."""
         policy = self.policy.build(self.decisions.max_actions)
+        if self.features is not None:
+            from ..features import attach_schema
+
+            attach_schema(policy, self.features)
         if self.drift is not None:
             policy.monitor_drift(self.drift.monitor())
         return policy.configure_decisions(**self.decisions.policy_options())
@@ -251,6 +273,16 @@ def _choice(*choices: str) -> Field:
     return Field(str, " or ".join(repr(choice) for choice in choices), _one_of(*choices))
 
 
+def _flag() -> Field:
+    return Field(bool, "true or false")
+
+
+def _tables(group: str) -> Field:
+    """An array of tables (``[[features.<group>]]``), each checked by the feature schema."""
+    return Field(list, f"an array of tables ([[features.{group}]], each a field with kind "
+                       "and name)")
+
+
 #: Every table and key of the config: THE list of what a config may hold and what each
 #: value must be. The types of every table are checked first, then the values, in this
 #: order.
@@ -297,6 +329,17 @@ CONFIG_FIELDS: dict[str, dict[str, Field]] = {
                        convert=float),
         "warmup": _count(0),
         "action": _choice("none", "restart"),
+    },
+    "features": {  # a FeatureSchema's declaration (checked by config_features), norm_bound
+        "format": Field(int, "an integer (the declaration's format)"),
+        "context": _tables("context"),
+        "action": _tables("action"),
+        "interactions": Field(list, 'an array of pairs of names ([["context", "action"]])'),
+        "intercept": _flag(),
+        "unit_ball": _flag(),
+        "unknown": _choice("refuse", "ignore"),
+        "norm_bound": Field((int, float), "a number > 0", lambda value: math.isfinite(value)
+                            and value > 0, "a finite number > 0", convert=float),
     },
 }
 
@@ -386,7 +429,8 @@ def check_table_types(data: dict[str, Any], table: str,
         raise ConfigError(f"config {source!r}: unknown key(s) {unknown} in [{table}]; "
                           f"expected some of {sorted(fields)}")
     for key, value in section.items():
-        if isinstance(value, bool) or not isinstance(value, fields[key].kinds):
+        if (isinstance(value, bool) and fields[key].kinds is not bool) or not isinstance(
+                value, fields[key].kinds):
             raise ConfigError(f"{_prefix(source)}[{table}] {key} must be "
                               f"{fields[key].expected}, got {value!r} ({type(value).__name__})")
     return section
@@ -428,6 +472,8 @@ def check_key_digests(hashes: list[Any], source: str | None = None) -> None:
 def parse_config(data: dict[str, Any], *, source: str = "<config>",
                  default_db: str | None = None) -> ServiceConfig:
     """Check a config already read from TOML (a dict) and return it as a :class:`ServiceConfig`."""
+    from .config_features import feature_schema, schema_width
+
     unknown = sorted(set(data) - set(CONFIG_FIELDS))
     if unknown:
         raise ConfigError(f"config {source!r}: unknown table(s) or key(s) {unknown}; "
@@ -436,8 +482,15 @@ def parse_config(data: dict[str, Any], *, source: str = "<config>",
         raise ConfigError(f"config {source!r}: the [policy] table is missing (it needs at "
                           "least name and n_features)")
     typed = {table: check_table_types(data, table, source) for table in CONFIG_FIELDS}
+    features = check_table_values(typed["features"], "features", source)
+    try:
+        schema = feature_schema(features) if "features" in data else None
+        if schema is not None:
+            typed["policy"] = schema_width(typed["policy"], schema)
+    except ValueError as error:
+        raise ConfigError(f"{_prefix(source)}{error}") from None
     policy, decisions, service, auth, drift = (check_table_values(typed[table], table, source)
-                                               for table in CONFIG_FIELDS)
+                                               for table in CONFIG_FIELDS if table != "features")
     if "db" in service:
         from .store import parse_db_url
 
@@ -451,7 +504,8 @@ def parse_config(data: dict[str, Any], *, source: str = "<config>",
     check_key_digests(hashes, source)
     config = ServiceConfig(policy=PolicyConfig(**policy), decisions=DecisionConfig(**decisions),
                            api_key_sha256=tuple(hashes), **service,
-                           drift=DriftConfig(**drift) if "drift" in data else None)
+                           drift=DriftConfig(**drift) if "drift" in data else None,
+                           features=schema)
     try:
         config.build_policy()
     except (TypeError, ValueError) as error:
@@ -515,6 +569,35 @@ api_key_sha256 = []
 # window = 500            # rewarded decisions per block of the two-window test
 # alpha = 0.01            # bound on the chance of any false alarm while nothing changes
 # action = "none"         # on an alarm: "none" (report it) or "restart" (a fresh estimate)
+
+# [features]              # uncomment for named features (docs/features.md): a request
+#                         # sends a context and actions by name; n_features is then the
+#                         # schema's width (leave it out). Every value is declared: fit a
+#                         # schema offline, print its table: config_features.features_table
+# interactions = [["context", "action"]]  # context x action columns, as VW's -q
+# intercept = true        # a constant column
+# unit_ball = true        # divide every row by norm_bound, so that ||x|| <= 1
+# norm_bound = 7.5        # the factor, >= the largest row norm (here age 100: 7.35);
+#                         # a fitted schema's norm_bound_ (unit_ball = true only)
+# unknown = "refuse"      # a feature the schema does not name: "refuse" or "ignore"
+#
+# [[features.context]]    # one per context feature, in column order
+# kind = "categorical"    # numeric, boolean, categorical, multi_categorical or vector
+# name = "country"
+# vocabulary = ["DE", "FR", "US"]  # one column each (or buckets = N: hashed)
+# unseen = "other"        # another country: one "other" column, "zero" or "refuse"
+# missing = "other"       # no country: "refuse", "zero" or "other"
+#
+# [[features.context]]
+# kind = "numeric"
+# name = "age"
+# scale = [40.0, 12.0]    # (mean, sd): the column is (age - 40) / 12
+# range = [16.0, 100.0]   # other ages are refused
+#
+# [[features.action]]     # one per action feature
+# kind = "categorical"
+# name = "topic"
+# vocabulary = ["news", "sport", "tech"]
 '''
 
 

@@ -49,6 +49,11 @@ def env_value(text: str, kinds: type | tuple[type, ...]) -> Any:
     ('ucb-glm', 8000, 0.5)
     >>> env_value("ab, cd", list), env_value("{alpha = 2.0}", dict)
     (['ab', 'cd'], {'alpha': 2.0})
+
+    An array of tables (``[[features.context]]``) is a TOML array of inline tables:
+
+    >>> env_value('[{kind = "numeric", name = "age"}]', list)
+    [{'kind': 'numeric', 'name': 'age'}]
     >>> env_value("{alpha", dict)
     Traceback (most recent call last):
     ...
