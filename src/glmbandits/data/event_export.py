@@ -36,11 +36,13 @@ class JoinedDecisions:
     Attributes
     ----------
     sequence, decision_ids, timestamps, contexts, probabilities, actions, propensities,
-    model_versions, rewards, reward_sources, policy_actions
+    model_versions, rewards, reward_sources, policy_actions, requests
         One entry per decision (``contexts``/``probabilities`` are lists of arrays).
         A shadow decision has propensity NaN (unknown: the caller chose ``action``)
         and its ``policy_actions`` entry is the policy's own choice (-1 for a live
-        decision).
+        decision); ``requests`` holds a named decision's request as logged (JSON
+        text), None for a dense one. The join reads decisions, rewards and expiries
+        only (a service's ``retry``, ``expire`` and ``catalogue`` events are skipped).
     counts : dict
         ``decisions``, ``learned``, ``sum``, ``default`` (joined defaults, whether
         kept or not), ``dropped``, ``pending``, ``duplicate_rewards``,
@@ -62,6 +64,7 @@ class JoinedDecisions:
     counts: dict[str, int]
     source: str = "event log"
     policy_actions: np.ndarray | None = None
+    requests: list[str | None] | None = None
 
     @classmethod
     def from_events(cls, events: Iterator[Event] | list[Event], *, include_defaults: bool = True,
@@ -98,7 +101,8 @@ class JoinedDecisions:
             rewards=np.array(rewards, dtype=np.float64),
             reward_sources=sources, counts=counts, source=source,
             policy_actions=np.array([-1 if e.policy_action is None else e.policy_action
-                                     for e in decisions], dtype=np.int64))
+                                     for e in decisions], dtype=np.int64),
+            requests=[e.request for e in decisions])
 
     @classmethod
     def from_log(cls, log: Any, *, include_defaults: bool = True,
@@ -141,9 +145,10 @@ def export_parquet(log: EventLog | str | Path, path: str | Path, *,
 
     Columns: ``sequence``, ``decision_id``, ``timestamp``, ``n_actions``,
     ``n_features``, ``contexts`` (list<list<double>>, K × d), ``probabilities``
-    (list<double>), ``action``, ``propensity``, ``model_version``, ``reward``
-    (null without one) and ``reward_source`` ("learned", "sum", "default" or
-    null), joined as :class:`JoinedDecisions` says. The file's metadata holds
+    (list<double>), ``action``, ``propensity``, ``policy_action``, ``model_version``,
+    ``reward`` (null without one), ``reward_source`` ("learned", "sum", "default"
+    or null) and ``request`` (a named decision's request as logged, JSON text; null
+    for a dense one), joined as :class:`JoinedDecisions` says. The file's metadata holds
     the join counts. Needs pyarrow (the ``data`` extra), imported here only.
 
     Examples
@@ -193,6 +198,7 @@ def write_joined_parquet(joined: JoinedDecisions, path: str | Path, *,
     has_reward = np.array([s is not None for s in joined.reward_sources], dtype=bool)
     policy_actions = (np.full(n, -1, dtype=np.int64) if joined.policy_actions is None
                       else joined.policy_actions)
+    requests = [None] * n if joined.requests is None else joined.requests
     table = pa.table({
         "sequence": pa.array(joined.sequence, pa.int64()),
         "decision_id": pa.array(joined.decision_ids, pa.string()),
@@ -209,6 +215,7 @@ def write_joined_parquet(joined: JoinedDecisions, path: str | Path, *,
         "model_version": pa.array(joined.model_versions, pa.int64()),
         "reward": pa.array(joined.rewards, pa.float64(), mask=~has_reward),
         "reward_source": pa.array(joined.reward_sources, pa.string()),
+        "request": pa.array(requests, pa.string()),  # null: a dense decision (version 3)
     })
     metadata = {b"glmbandits.event_log": json.dumps(
         {"schema_version": SCHEMA_VERSION, "source": joined.source,
@@ -219,7 +226,8 @@ def write_joined_parquet(joined: JoinedDecisions, path: str | Path, *,
     return path
 
 
-#: The columns :func:`read_parquet_columns` needs (``policy_action`` too, when present: version 2).
+#: The columns :func:`read_parquet_columns` needs (``policy_action`` too, when present:
+#: version 2; ``request`` when present: version 3).
 PARQUET_COLUMNS = ("sequence", "decision_id", "n_actions", "n_features", "contexts",
                    "probabilities", "action", "propensity", "reward", "reward_source")
 
@@ -311,7 +319,8 @@ def read_parquet_columns(path: str | Path, owner: str) -> dict[str, Any]:
     Every column the reader uses is checked first (present once, of its type, nulls only
     where the export writes them, lists whose lengths agree with ``n_actions`` and
     ``n_features``); a file that fails is refused with a ValueError naming the file, the
-    column and, where it applies, the row.
+    column and, where it applies, the row. ``request`` is a list of JSON texts or None
+    (all None for a file of version 1 or 2, which has no such column).
     """
     pa = _require_pyarrow(owner)
     import pyarrow.compute as pc
@@ -396,6 +405,8 @@ def read_parquet_columns(path: str | Path, owner: str) -> dict[str, Any]:
         if source is not None and np.isnan(reward[row]):
             raise ValueError(f"{where}: row {row}: 'reward' is null but 'reward_source' is "
                              f"{source!r}")
+    request = (_parquet_column(table, "request", "strings", where, nullable=True).to_pylist()
+               if "request" in table.column_names else [None] * n)  # version 3
     flat_values = _flat_numbers(values)
     flat_p = _flat_numbers(flat_probabilities)
     ends = np.cumsum(K * d)
@@ -406,4 +417,4 @@ def read_parquet_columns(path: str | Path, owner: str) -> dict[str, Any]:
     return {"policy_action": policy_action, "contexts": contexts,
             "probabilities": probabilities, "action": action, "propensity": propensity,
             "reward": reward, "reward_source": reward_source, "sequence": sequence,
-            "decision_id": decision_ids, "info": info}
+            "decision_id": decision_ids, "request": request, "info": info}

@@ -29,9 +29,12 @@ __all__ = ["Event", "SCHEMA_VERSION", "ROW_COLUMNS", "REWARD_STATUSES", "EXPIRY_
            "event_row", "event_from_row", "LogSink"]
 
 #: The version of the records (and of the Parquet export's ``schema_version``): version 2
-#: (shadow mode) adds ``policy_action`` and lets a shadow decision's propensity be null.
-#: The SQLite file's own version is :data:`glmbandits.data.sqlite_log.SCHEMA_VERSION`.
-SCHEMA_VERSION = 2
+#: (shadow mode) adds ``policy_action`` and lets a shadow decision's propensity be null;
+#: version 3 adds ``request`` (a named-feature request as sent; the joined export's
+#: nullable ``request`` column). Readers read every version up to this one; a column a
+#: file of an older version lacks reads as null. The SQLite file's own version is
+#: :data:`glmbandits.data.sqlite_log.SCHEMA_VERSION`.
+SCHEMA_VERSION = 3
 
 
 @dataclass(frozen=True)

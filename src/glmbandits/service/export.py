@@ -9,7 +9,8 @@ Two layouts:
   FILE.parquet`` and the offline estimators read;
 * **events** (``events=True``, ``glmbandits export --events``): one row per
   event, every column of :class:`~glmbandits.service.events.Event`, for analysts
-  who want the raw log (retries, duplicate and late rewards, expiry sweeps).
+  who want the raw log (retries, duplicate and late rewards, expiry sweeps,
+  catalogue changes; ``request`` as the JSON text logged).
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ def events_table(events: Any) -> Any:
         ("model_version", pa.int64()), ("reward", pa.float64()), ("status", pa.string()),
         ("older_than", pa.float64()),
         ("policy_action", pa.int64()),  # shadow decisions (their propensity is null)
-        ("tag", pa.int64())])
+        ("tag", pa.int64()),
+        ("request", pa.string())])  # named decides and catalogue changes: JSON text
     columns: dict[str, list] = {name: [] for name in schema.names}
     for event in events:
         for name in schema.names:
