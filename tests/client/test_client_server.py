@@ -5,46 +5,27 @@ and a lost answer that the log holds once."""
 from __future__ import annotations
 
 import asyncio
-import json
 import socket
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import httpx
 import numpy as np
 import pytest
 
-from clientkit import drift
+from clientkit import LosesTheFirstAnswer, drift, logged, serving
 from glmbandits.client import (AsyncClient, Client, Conflict, InvalidRequest, NotFound,
                                RetryPolicy, Unauthorized)
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "service"))
-from servicekit import KEY, ServerProcess, environment, unit_rows, write_config  # noqa: E402
+from servicekit import KEY, environment, unit_rows, write_config  # (put on the path by clientkit)
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("client-serve")
-    process = ServerProcess(write_config(folder), f"sqlite:///{folder / 'log.db'}")
-    yield process
-    assert process.terminate() == 0, process.output()
-
-
-def logged(url: str, decision_id: str) -> list[dict]:
-    """The log's events of ``decision_id`` (every page of GET /v1/events)."""
-    events, after = [], 0
-    with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {KEY}"}) as http:
-        while True:
-            page = [json.loads(line) for line in
-                    http.get("/v1/events", params={"after": after}).text.splitlines()]
-            if not page:
-                return [e for e in events if e.get("decision_id") == decision_id]
-            events += page
-            after = page[-1]["seq"]
+    yield from serving(tmp_path_factory, "client-serve", write_config)
 
 
 def test_decide_reward_model_round_trip(server) -> None:
@@ -63,7 +44,8 @@ def test_decide_reward_model_round_trip(server) -> None:
     assert model.decisions == before.decisions + 1 and model.rewards == before.rewards + 1
     assert (model.n_features, model.max_actions, model.policy) == (3, 8, "ucb-glm")
     assert model.raw["model_version"] == model.model_version
-    assert len(logged(server.url, decision.decision_id)) >= 2  # its decision and reward
+    assert len([event for event in logged(server.url, KEY)  # its decision and reward
+                if event.get("decision_id") == decision.decision_id]) >= 2
 
 
 def check_refusals(decide, reward, anonymous_decide) -> None:
@@ -116,6 +98,21 @@ def test_the_async_client_against_the_server(server) -> None:
     asyncio.run(main())
 
 
+def test_a_service_without_features_has_no_catalogue(server) -> None:
+    with Client(server.url, api_key=KEY) as client:
+        for call in (client.actions.list, lambda: client.actions.get("a1"),
+                     lambda: client.actions.put("a1", {"topic": "news"}),
+                     lambda: client.actions.delete("a1")):
+            with pytest.raises(NotFound, match=r"\[features\] table") as caught:
+                call()
+            assert caught.value.field == "features"
+        with pytest.raises(InvalidRequest) as named:
+            client.decide(context={"country": "DE"}, action_ids=["a1"])
+        model = client.model()
+    assert named.value.field == "context"
+    assert (model.feature_names, model.catalogue) == (None, None)
+
+
 def test_the_served_schema_matches_the_client(server) -> None:
     document = httpx.get(f"{server.url}/v1/openapi.json", timeout=30).json()
     assert drift(document) == []
@@ -126,26 +123,6 @@ def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
-
-
-class LosesTheFirstAnswer(httpx.BaseTransport):
-    """A real HTTP transport that drops the first answer the service gives (it was sent and
-    processed: the connection broke on the way back)."""
-
-    def __init__(self) -> None:
-        self.inner, self.lost, self.attempts = httpx.HTTPTransport(), None, 0
-
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        self.attempts += 1
-        response = self.inner.handle_request(request)
-        if self.lost is None:
-            response.read()
-            self.lost = json.loads(response.content)
-            raise httpx.ReadError("the answer was lost", request=request)
-        return response
-
-    def close(self) -> None:
-        self.inner.close()
 
 
 def test_a_decide_retried_across_failures_is_logged_once(tmp_path) -> None:
@@ -179,7 +156,8 @@ def test_a_decide_retried_across_failures_is_logged_once(tmp_path) -> None:
         assert transport.lost["decision_id"] == decision.decision_id
         assert transport.lost["action"] == decision.action
         assert transport.lost["probabilities"] == list(decision.probabilities)
-        kinds = [event["kind"] for event in logged(url, decision.decision_id)]
+        kinds = [event["kind"] for event in logged(url, KEY)
+                 if event.get("decision_id") == decision.decision_id]
         assert kinds.count("decision") == 1, kinds
     finally:
         for process in processes:

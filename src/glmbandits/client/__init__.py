@@ -6,8 +6,10 @@ typed results (:class:`Decision`, :class:`RewardResult`, :class:`Model`), raise 
 exception class per refusal (:class:`ClientError` and its subclasses, carrying the
 server's message and field) and retry what is safe to retry (:class:`RetryPolicy`).
 The routes and fields they use are checked against the service's OpenAPI document by
-the test suite. The action catalogue and named-feature bodies (issue 24) come later,
-as a ``client.actions`` attribute and ``decide`` keywords beside the dense ``contexts``.
+the test suite. With a service whose config has a ``[features]`` schema, ``decide``
+also takes named features (``context=`` with ``actions=`` or ``action_ids=``) and
+``client.actions`` keeps the action catalogue (``put``, ``get``, ``list``, ``delete``:
+:class:`Actions`, :class:`AsyncActions`, :class:`ActionResult`, :class:`Catalogue`).
 
 Examples
 --------
@@ -21,15 +23,16 @@ Examples
 
 from __future__ import annotations
 
-from .aio import AsyncClient
+from .aio import AsyncActions, AsyncClient
 from .errors import (ClientError, Conflict, ConnectionFailed, InvalidRequest, NotFound,
                      PayloadTooLarge, ServerError, ServiceUnavailable, TooManyRequests,
                      Unauthorized, UnsupportedMediaType)
-from .models import Decision, Model, RewardResult
+from .models import ActionResult, Catalogue, Decision, Model, RewardResult
 from .retry import RetryPolicy
-from .sync import Client
+from .sync import Actions, Client
 
 __all__ = ["Client", "AsyncClient", "RetryPolicy", "Decision", "RewardResult", "Model",
+           "Actions", "AsyncActions", "ActionResult", "Catalogue",
            "ClientError", "Unauthorized", "NotFound", "Conflict", "InvalidRequest",
            "PayloadTooLarge", "UnsupportedMediaType", "TooManyRequests",
            "ServiceUnavailable", "ServerError", "ConnectionFailed"]

@@ -7,8 +7,11 @@ import math
 import time
 from typing import Any, Callable, Mapping
 
+import numpy as np
+
 from .errors import ClientError, ConnectionFailed, error_from_response
-from .models import (ROUTES, Decision, Model, RewardResult, decide_body, from_json,
+from .models import (CATALOGUE_ROUTES, ROUTES, ActionResult, Catalogue, Decision, Model,
+                     RewardResult, action_body, action_path, decide_body, named_decide_body,
                      new_decision_id, reward_body)
 from .retry import RETRY_STATUSES, RetryPolicy, parse_retry_after
 
@@ -46,12 +49,40 @@ class ClientBase:
         self._clock = clock
 
     # -- bodies ------------------------------------------------------------------------------
-    @staticmethod
-    def _decide_request(contexts: Any, decision_id: str | None, excluded: Any,
-                        default_action: int | None, explain: bool) -> bytes:
-        body = decide_body(contexts, new_decision_id() if decision_id is None else decision_id,
-                           excluded=excluded, default_action=default_action, explain=explain)
+    def _decide_request(self, contexts: Any, decision_id: str | None, excluded: Any,
+                        default_action: int | None, explain: bool,
+                        named: Mapping[str, Any]) -> bytes:
+        """The body of a decide: dense (``contexts``, ``excluded``, ``default_action``) or
+        named (``named``: ``context``, ``actions``, ``action_ids``, ``excluded_ids``,
+        ``default_action_id``), never a mix; refused before anything is sent."""
+        dense = [name for name, value in (("contexts", contexts), ("excluded", excluded),
+                                          ("default_action", default_action))
+                 if value is not None]
+        given = [name for name, value in named.items() if value is not None]
+        where = f"{type(self).__name__}.decide"
+        if dense and given:
+            raise TypeError(f"{where}: pass either contexts= (dense rows, with excluded= and "
+                            "default_action=) or context= with actions= or action_ids= "
+                            "(named features, with excluded_ids= and default_action_id=), "
+                            f"not both: got {dense[0]}= and {given[0]}=")
+        if not given and contexts is None:
+            raise TypeError(f"{where}: pass contexts= (a (K, d) array) or context= with "
+                            "actions= or action_ids= (named features), got none of them")
+        decision_id = new_decision_id() if decision_id is None else decision_id
+        if given:
+            body = named_decide_body(named["context"], decision_id, actions=named["actions"],
+                                     action_ids=named["action_ids"],
+                                     excluded_ids=named["excluded_ids"],
+                                     default_action_id=named["default_action_id"],
+                                     explain=explain)
+        else:
+            body = decide_body(contexts, decision_id, excluded=excluded,
+                               default_action=default_action, explain=explain)
         return _encode(body, "decide")
+
+    @staticmethod
+    def _put_request(features: Mapping[str, Any]) -> bytes:
+        return _encode(action_body(features), "put_action")
 
     @staticmethod
     def _reward_request(decision_id: str, value: float) -> bytes:
@@ -96,23 +127,43 @@ class ClientBase:
         raise self._refusal(status, text, None)
 
     @staticmethod
-    def _route(operation: str) -> tuple[str, str]:
-        return ROUTES[operation]
+    def _route(operation: str, action_id: str | None = None) -> tuple[str, str]:
+        """(method, path) of ``operation``; a catalogue route's path with ``action_id``."""
+        if operation in ROUTES:
+            return ROUTES[operation]
+        method, template = CATALOGUE_ROUTES[operation]
+        if action_id is None:
+            return method, template
+        return method, action_path(template, action_id)
 
 
 def _encode(body: dict[str, Any], operation: str) -> bytes:
     try:
-        return json.dumps(body, allow_nan=False, separators=(",", ":")).encode()
+        return json.dumps(body, allow_nan=False, separators=(",", ":"),
+                          default=_json_value).encode()
+    except TypeError as error:
+        raise TypeError(f"glmbandits.client {operation}: {error}") from None
     except ValueError:
         where = _first_non_finite(body) or "body"
         raise ValueError(f"glmbandits.client {operation}: {where} must be a finite number, "
                          "got NaN or infinity") from None
 
 
+def _json_value(value: Any) -> Any:
+    """NumPy scalars and arrays (a feature's value) as JSON values; anything else is
+    refused naming its type."""
+    if isinstance(value, (np.generic, np.ndarray)):
+        return value.tolist()
+    raise TypeError("a request value must be a JSON value (str, number, bool, None, list, "
+                    f"mapping) or a NumPy number or array, got {type(value).__name__}")
+
+
 def _first_non_finite(value: Any, path: str = "") -> str | None:
+    if isinstance(value, (np.generic, np.ndarray)):
+        value = value.tolist()
     if isinstance(value, float):
         return None if math.isfinite(value) else path
-    if isinstance(value, list):
+    if isinstance(value, (list, tuple)):
         for index, item in enumerate(value):
             found = _first_non_finite(item, f"{path}[{index}]")
             if found:
@@ -125,4 +176,7 @@ def _first_non_finite(value: Any, path: str = "") -> str | None:
     return None
 
 
-RESULTS = {"decide": Decision, "reward": RewardResult, "model": Model}
+#: the result class of each operation with a JSON answer (the OpenAPI check reads it)
+RESULTS: dict[str, type] = {"decide": Decision, "reward": RewardResult, "model": Model,
+                            "list_actions": Catalogue, "get_action": ActionResult,
+                            "put_action": ActionResult, "delete_action": ActionResult}
