@@ -42,6 +42,8 @@ def test_a_declared_norm_bound_is_the_factor_and_needs_no_data():
                            action=[Boolean("new")]).fit([{"age": 60}], [{"new": True}])
     assert fitted.norm_bound_ == pytest.approx(np.sqrt(6.0))  # fitted: the data's row norm
     assert fitted.fingerprint_ != declared.fingerprint_
+    numpy_bound = FeatureSchema(action=[Boolean("new")]).fit(norm_bound=np.int64(4))
+    assert numpy_bound.norm_bound_ == 4.0 and type(numpy_bound.norm_bound_) is float
 
 
 def test_a_declared_norm_bound_still_fits_the_fitted_fields_on_data():
@@ -66,6 +68,7 @@ def test_a_declared_norm_bound_replaces_the_fitted_one_and_round_trips():
     ({}, float("inf"), ValueError, r"norm_bound must be a finite float > 0, got inf"),
     ({}, float("nan"), ValueError, r"norm_bound must be a finite float > 0, got nan"),
     ({}, -1, ValueError, r"norm_bound must be a finite float > 0, got -1"),
+    ({}, 10**400, ValueError, r"norm_bound must be a finite float > 0, got 1000"),
     ({}, "2", TypeError, r"norm_bound must be a float, got str"),
     ({}, True, TypeError, r"norm_bound must be a float, got bool"),
 ])

@@ -77,6 +77,9 @@ REFUSALS = [
      "[features] norm_bound is missing: with unit_ball = true (the default)"),
     (small(norm_bound=0), "[features] norm_bound must be a finite number > 0, got 0"),
     (small(norm_bound=float("inf")), "[features] norm_bound must be a finite number > 0"),
+    (small(norm_bound=10**400), "[features] norm_bound must be a finite number > 0"),
+    ({**small(), "decisions": {"reward_wait": 10**400}},  # (an int beyond float64)
+     "[decisions] reward_wait must be a finite number of seconds >= 0"),
     (small(norm_bound=True), "[features] norm_bound must be a number > 0, got True (bool)"),
     (small(context=FIT_CONTEXT), '[features] context[2] vocabulary: "fit" cannot be served: a '
                                  "service fits nothing at start. Declare the values"),

@@ -225,18 +225,24 @@ class FeatureSchema:
             raise ValueError(f"{owner}: this schema is attached to a model (attach_schema) "
                              "whose columns it defines; build a new FeatureSchema to fit "
                              "another")
+        factor: float | None = None  # a declared unit-ball factor
         if norm_bound is not None:  # (refusals naming the key, as a declaration's)
             if not self.unit_ball:
                 raise refuse(ValueError, "norm_bound", f"{owner}: norm_bound is the unit-ball "
                              f"factor; this schema has unit_ball=False, got "
-                             f"norm_bound={norm_bound!r}")
-            if not isinstance(norm_bound, (int, float)) or isinstance(norm_bound, bool):
+                             f"norm_bound={norm_bound!r:.40}")
+            if not isinstance(norm_bound, (int, float, np.integer, np.floating)) or isinstance(
+                    norm_bound, (bool, np.bool_)):
                 raise refuse(TypeError, "norm_bound", f"{owner}: norm_bound must be a float, "
                              f"got {type(norm_bound).__name__}")
-            if not (np.isfinite(norm_bound) and norm_bound > 0):
+            try:
+                factor = float(norm_bound)
+            except OverflowError:  # an int beyond float64
+                factor = float("inf")
+            if not (np.isfinite(factor) and factor > 0):
                 raise refuse(ValueError, "norm_bound", f"{owner}: norm_bound must be a finite "
-                             f"float > 0, got {norm_bound!r}")
-        fitted_bound = self.unit_ball and norm_bound is None
+                             f"float > 0, got {norm_bound!r:.40}")
+        fitted_bound = self.unit_ball and factor is None
         fields, data = {}, {}
         for group, rows in zip(GROUPS, (contexts, actions)):
             declared = self.context if group == "context" else self.action
@@ -265,8 +271,8 @@ class FeatureSchema:
             encoded.append(rows_out)
         state = layout.builder._fit_state(encoded[0], encoded[1])
         finite_norm(state["max_norm_"], owner)
-        if norm_bound is not None:
-            state["factor_"] = float(norm_bound)  # (UnitBall's state, as a restored schema's)
+        if factor is not None:
+            state["factor_"] = factor  # (UnitBall's state, as a restored schema's)
         self._commit(fields["context"], fields["action"], layout, state)
         return self
 

@@ -250,6 +250,14 @@ class Field:
     convert: Callable[[Any], Any] | None = None
 
 
+def _finite(value: float) -> bool:
+    """Whether a number is finite as a float (an int beyond float64 is not)."""
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
 def _at_least(low: float) -> Callable[[Any], bool]:
     return lambda value: value >= low
 
@@ -261,7 +269,7 @@ def _one_of(*choices: str) -> Callable[[Any], bool]:
 def _seconds(low: float) -> Field:
     """A finite number of seconds >= ``low``, kept as a float."""
     return Field((int, float), f"seconds {'>=' if low == 0 else '>'} 0",
-                 lambda value: math.isfinite(value) and value >= low,
+                 lambda value: _finite(value) and value >= low,
                  f"a finite number of seconds >= {low:g}", convert=float)
 
 
@@ -303,7 +311,7 @@ CONFIG_FIELDS: dict[str, dict[str, Field]] = {
         "expire_every": _seconds(1e-3),
         "mode": _choice(*MODES),
         "missing_reward": _choice("drop", "default"),
-        "default_reward": Field((int, float), "a number", math.isfinite, "a finite number",
+        "default_reward": Field((int, float), "a number", _finite, "a finite number",
                                 convert=float),
         "duplicate_rewards": _choice("ignore", "sum"),
     },
@@ -338,7 +346,7 @@ CONFIG_FIELDS: dict[str, dict[str, Field]] = {
         "intercept": _flag(),
         "unit_ball": _flag(),
         "unknown": _choice("refuse", "ignore"),
-        "norm_bound": Field((int, float), "a number > 0", lambda value: math.isfinite(value)
+        "norm_bound": Field((int, float), "a number > 0", lambda value: _finite(value)
                             and value > 0, "a finite number > 0", convert=float),
     },
 }
