@@ -3,7 +3,8 @@ NAMED_CONFIG: a categorical context feature, a categorical and a numeric action 
 interaction, the unit ball with a declared norm bound), one process for the module: the
 catalogue's put/get/list/delete, named decides by id and inline, rewards, explanations, the
 refusals naming their field, the served OpenAPI document, and a named decide and a PUT
-retried after a lost answer, each logged once."""
+retried after a lost answer, each logged once; and one shadow-mode process for the ids of a
+shadow decide."""
 
 from __future__ import annotations
 
@@ -11,11 +12,12 @@ import asyncio
 
 import pytest
 
-from clientkit import NAMED_D, LosesTheFirstAnswer, drift, logged, named_config, serving
+from clientkit import (NAMED_CONFIG, NAMED_D, LosesTheFirstAnswer, drift, logged, named_config,
+                       serving)
 from glmbandits.client import (ActionResult, AsyncClient, Client, Conflict, InvalidRequest,
                                NotFound, RetryPolicy)
 
-from servicekit import KEY  # (on the path: clientkit puts it there)
+from servicekit import KEY, ServerProcess  # (put on the path by clientkit)
 
 pytestmark = pytest.mark.slow
 
@@ -180,3 +182,23 @@ def test_the_served_schema_matches_the_client(server) -> None:
 
     document = httpx.get(f"{server.url}/v1/openapi.json", timeout=30).json()
     assert drift(document, named=True, n_features=NAMED_D) == []
+
+
+def test_a_named_decide_in_shadow_mode(tmp_path) -> None:
+    """The client's choice is shown (default_action_id), the policy's is named by id."""
+    assert NAMED_CONFIG.count("[decisions]\n") == 1
+    config = tmp_path / "shadow.toml"
+    config.write_text(NAMED_CONFIG.replace("[decisions]\n", '[decisions]\nmode = "shadow"\n'))
+    server = ServerProcess(config, f"sqlite:///{tmp_path / 'shadow.db'}")
+    try:
+        with _client(server) as client:
+            _put_articles(client)
+            decision = client.decide(context={"country": "US"}, action_ids=[*ARTICLES],
+                                     default_action_id="sport-7")
+            with pytest.raises(InvalidRequest) as missing:
+                client.decide(context={"country": "US"}, action_ids=[*ARTICLES])
+    finally:
+        assert server.terminate() == 0, server.output()
+    assert (decision.action_id, decision.action, decision.propensity) == ("sport-7", 2, None)
+    assert decision.policy_action_id == [*ARTICLES][decision.policy_action]
+    assert missing.value.status == 422 and "required in shadow mode" in missing.value.message
