@@ -56,13 +56,16 @@ class Unauthorized(ClientError):
 
 
 class NotFound(ClientError):
-    """404: a reward for a decision id the service never decided (or forgot)."""
+    """404: a reward for a decision id the service never decided (or forgot); an action
+    id not in the catalogue; any catalogue call to a service without a ``[features]``
+    schema (``field`` ``features``)."""
 
     status = 404
 
 
 class Conflict(ClientError):
-    """409: a decision id reused for another request, or after its decision closed."""
+    """409: a decision id reused for another request, or after its decision closed; a
+    ``PUT`` of a retired action id (ids are never reused)."""
 
     status = 409
 
