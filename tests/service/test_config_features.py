@@ -154,6 +154,14 @@ def test_strings_any_category_may_hold_survive_the_toml_text():
     assert served.fingerprint_ == schema.fingerprint_  # nothing fitted: the same schema
 
 
+def test_a_fitted_value_without_a_declared_form_has_no_table():
+    schema = FeatureSchema(context=[Numeric("a"), Vector("e", length=2, scale="fit")],
+                           unit_ball=False).fit([{"a": 1, "e": [0.0, 1.0]}])
+    with pytest.raises(ValueError, match=r"^features_table: context\[1\] \('e'\) has "
+                                         r"scale='fit' with no declared form"):
+        features_table(schema)
+
+
 def test_n_features_may_be_left_out_or_given_as_the_width():
     left_out = parse_config(small())
     assert left_out.policy.n_features == 5 == left_out.features.n_features_out_

@@ -111,6 +111,9 @@ def features_table(schema: FeatureSchema) -> str:
     declaration with what was fitted declared (``declaration(fitted=True)``) and, with
     ``unit_ball``, its ``norm_bound_``; the service's schema then makes the same columns.
 
+    Raises ``ValueError`` for a fitted value without a declared form (a ``Vector`` with
+    ``scale="fit"``), which no config can hold.
+
     Examples
     --------
     >>> from glmbandits.features import Boolean, Categorical, Numeric
@@ -149,6 +152,13 @@ def features_table(schema: FeatureSchema) -> str:
     (5, True)
     """
     declaration = schema.declaration(fitted=True)
+    for group in ("context", "action"):
+        for i, item in enumerate(declaration[group]):
+            fitted = [key for key in ("scale", "vocabulary") if item.get(key) == "fit"]
+            if fitted:  # (a Vector's fitted scale has no declared form)
+                raise ValueError(f"features_table: {group}[{i}] ({item['name']!r}) has "
+                                 f"{fitted[0]}='fit' with no declared form, which a service "
+                                 "cannot serve; declare the field without it")
     lines = ["[features]"] + [f"{key} = {_toml(value)}" for key, value in declaration.items()
                               if key not in ("context", "action")]
     if schema.unit_ball:
