@@ -192,10 +192,11 @@ def docs_block(first_line: str) -> str:
     return found.group(1)
 
 
-#: The config of docs/service.md's named-features example (news.toml): a categorical context
+#: The config of docs/service.md's named-features example (client-news.toml): a categorical context
 #: feature, a categorical and a numeric action feature, their interaction, an intercept and
 #: the unit-ball scaling with a declared norm bound.
-NAMED_CONFIG = docs_block("# news.toml: news articles; users by country (d = 30 columns)")
+NAMED_CONFIG = docs_block(
+    "# client-news.toml: the client's example; users by country (d = 30 columns)")
 
 
 #: the width of :data:`NAMED_CONFIG`'s schema (the served model's n_features is checked)

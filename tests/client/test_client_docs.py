@@ -1,7 +1,7 @@
-"""docs/service.md's named-features example runs as written: its config (news.toml) starts a
-real ``glmbandits serve``, its client block runs against it and prints the output the page
-shows (the page marks both blocks "not run", since its own harness has one service per page
-with another config)."""
+"""docs/service.md's named-features example runs as written: its config
+(client-news.toml) starts a real ``glmbandits serve``, its client block runs against it and
+prints the output the page shows (the page marks both blocks "not run": its own harness
+points ``localhost:8000`` at the service the page started, with another config)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from servicekit import ServerProcess, environment  # (put on the path by clientk
 
 pytestmark = pytest.mark.slow
 
-CLIENT_BLOCK = "# the client against news.toml's service (started with its key in " \
+CLIENT_BLOCK = "# the client against client-news.toml's service (started with its key in " \
     "GLMBANDITS_API_KEYS)"
 
 
