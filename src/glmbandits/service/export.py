@@ -6,7 +6,10 @@ Two layouts:
   policy learned from it, the format of :func:`glmbandits.data.export_parquet`
   (the same joining rules, :class:`~glmbandits.data.event_export.JoinedDecisions`),
   which :meth:`LoggedBanditData.from_parquet`, ``glmbandits replay --log
-  FILE.parquet`` and the offline estimators read;
+  FILE.parquet`` and the offline estimators read; a named decision's ``request``
+  has its catalogue ids resolved to the features of that point of the log
+  (:func:`resolved_requests`), so ``glmbandits replay --features SCHEMA``
+  featurises it again;
 * **events** (``events=True``, ``glmbandits export --events``): one row per
   event, every column of :class:`~glmbandits.service.events.Event`, for analysts
   who want the raw log (retries, duplicate and late rewards, expiry sweeps,
@@ -15,14 +18,19 @@ Two layouts:
 
 from __future__ import annotations
 
+import dataclasses
+import json
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from ..data.event_export import JoinedDecisions, write_joined_parquet
+from ..data.vocabulary import CATALOGUE, DECISION
+from .catalogue import ActionCatalogue, UnknownActionError
 from .events import Event
 from .store import open_store
 
-__all__ = ["export_parquet", "events_table", "joined_decisions"]
+__all__ = ["export_parquet", "events_table", "joined_decisions", "resolved_requests"]
 
 _BATCH = 10_000
 
@@ -53,10 +61,57 @@ def events_table(events: Any) -> Any:
     return pa.table(columns, schema=schema)
 
 
+def resolved_requests(events: Iterable[Event]) -> Iterator[Event]:
+    """The events of a log, each named decision's request made self-contained.
+
+    Walks the log in order keeping the action catalogue (each ``catalogue`` event
+    applied, :class:`~glmbandits.service.catalogue.ActionCatalogue`), and gives every
+    decision whose request names its actions by catalogue id (``action_ids``) the
+    request ``{"context", "actions": [{"id", "features"}, ...], ...}`` with the features
+    those actions had at that point of the log (its other keys, ``excluded_ids`` and
+    ``default_action_id``, kept). Inline requests, dense decisions and every other event
+    pass unchanged. So a joined export alone is enough to featurise every decision again
+    (:func:`glmbandits.evaluation.refeaturise.logged_from_requests`).
+
+    Raises
+    ------
+    ValueError
+        A decision naming an id the catalogue does not hold at that point (a damaged
+        log: the service refuses such a decide), naming the decision and its ``seq``.
+
+    Examples
+    --------
+    >>> put = Event("catalogue", None, 0.0, seq=1, status="put",
+    ...             request='{"features":{"topic":"news"},"id":"a1"}')
+    >>> decision = Event("decision", "r1", 1.0, seq=2,
+    ...                  request='{"action_ids":["a1"],"context":{"age":30}}')
+    >>> [e.request for e in resolved_requests([put, decision])][1]
+    '{"actions":[{"features":{"topic":"news"},"id":"a1"}],"context":{"age":30}}'
+    """
+    catalogue = ActionCatalogue()
+    for event in events:
+        if event.kind == CATALOGUE:
+            catalogue.apply(event)
+        elif event.kind == DECISION and event.request is not None:
+            body = json.loads(event.request)
+            ids = body.pop("action_ids", None) if isinstance(body, dict) else None
+            if ids is not None:
+                try:
+                    features = catalogue.features(ids)
+                except UnknownActionError as error:
+                    raise ValueError(f"export: decision {event.decision_id!r} (seq "
+                                     f"{event.seq}) names {error}") from None
+                body["actions"] = [{"id": i, "features": f} for i, f in zip(ids, features)]
+                event = dataclasses.replace(event, request=json.dumps(
+                    body, sort_keys=True, separators=(",", ":"), ensure_ascii=False))
+        yield event
+
+
 def joined_decisions(store: Any, *, include_defaults: bool = True) -> JoinedDecisions:
-    """Every decision of a service store joined with the reward the policy learned from it."""
-    return JoinedDecisions.from_events(store.events(), include_defaults=include_defaults,
-                                       source=store.url)
+    """Every decision of a service store joined with the reward the policy learned from it;
+    a named decision's request with its catalogue ids resolved (:func:`resolved_requests`)."""
+    return JoinedDecisions.from_events(resolved_requests(store.events()),
+                                       include_defaults=include_defaults, source=store.url)
 
 
 def export_parquet(db: str, path: str | Path, *, events: bool = False, after: int = 0,
