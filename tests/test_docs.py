@@ -27,7 +27,9 @@ folder that links the checkout's ``benchmarks``, ``experiments``, ``scripts``, `
   - ``glmbandits serve CONFIG`` (a server that runs until stopped) is started by the test
     (``tests/service/servicekit.py``'s ``ServerProcess``: the same command with the
     environment the line sets, on 127.0.0.1 and a free port) and stopped at the end of
-    the page; ``localhost:8000`` in the commands after it becomes that server's address.
+    the page; ``localhost:PORT`` (and ``127.0.0.1:PORT``) in the commands after it becomes
+    the address of the server the page started with ``--port PORT`` (8000 when the line
+    gives no port: the CLI's default), so a page can run two services side by side.
   - ``curl`` fails on an HTTP error status (``--fail-with-body``), so an example the server
     refuses fails the test.
 * ``console``: a ``$ `` line is a command and the lines after it are what it prints; the
@@ -326,7 +328,8 @@ class PageRunner:
             (folder / name).symlink_to(ROOT / name)
         self.namespace: dict[str, Any] = {"__name__": f"docs:{page.name}"}
         self.servers: list[Any] = []
-        self.address: str | None = None  # the started service's host:port
+        #: the started services' host:port by the port their line gives ("8000" by default)
+        self.addresses: dict[str, str] = {}
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"),
                                                           env.get("PYTHONPATH")]))
@@ -402,9 +405,9 @@ class PageRunner:
         if serve and "--example-config" not in serve.group("args"):
             self.start_service(serve.group("env"), serve.group("args"), block.where)
             return None
-        if self.address is not None:
-            line = line.replace("localhost:8000", self.address)
-            line = line.replace("127.0.0.1:8000", self.address)
+        if self.addresses:
+            line = re.sub(r"\b(?:localhost|127\.0\.0\.1):(\d+)(?!\d)",
+                          lambda m: self.addresses.get(m.group(1), m.group(0)), line)
         return line
 
     def shell_block(self, block: Block) -> str:
@@ -429,7 +432,7 @@ class PageRunner:
             sys.path.pop(0)
         env = self.shell.environment(assignments)
         words = self.shell.evaluate(args)
-        config, db, role = None, None, "all"
+        config, db, role, port = None, None, "all", "8000"
         i = 0
         while i < len(words):
             if words[i] in ("--db", "--role", "--host", "--port", "--log-level"):
@@ -437,6 +440,8 @@ class PageRunner:
                     db = words[i + 1]
                 elif words[i] == "--role":
                     role = words[i + 1]
+                elif words[i] == "--port":
+                    port = words[i + 1]
                 i += 2
                 continue
             if not words[i].startswith("-") and config is None:
@@ -450,7 +455,7 @@ class PageRunner:
             db = f"sqlite:///{self.folder / db[len('sqlite:///'):]}"
         server = ServerProcess(config_path, db, env=env, role=role)
         self.servers.append(server)
-        self.address = server.url.split("://", 1)[1].rstrip("/")
+        self.addresses[port] = server.url.split("://", 1)[1].rstrip("/")
 
     # console
     def console(self, block: Block) -> None:
