@@ -254,6 +254,7 @@ def test_a_service_without_a_schema_has_no_catalogue(tmp_path: Path) -> None:
         assert answer.status_code == 404 and answer.json()["field"] == "features"
         named = client.post("/v1/decide", json={"context": {}, "action_ids": ["a1"]})
         assert named.status_code == 422 and named.json()["field"] == "context"
+        assert "no feature schema" in named.json()["detail"]
         assert "/v1/actions" not in client.get("/v1/openapi.json").json()["paths"]
     finally:
         service.stop(snapshot=False)
@@ -303,7 +304,8 @@ def test_shadow_mode_takes_the_default_action_by_id(tmp_path: Path) -> None:
         body = {"decision_id": "s1", "context": {"country": "US", "age": 20},
                 "action_ids": ["a1", "a3", "a4"]}
         missing = client.post("/v1/decide", json=body)
-        assert missing.status_code == 422 and missing.json()["field"] == "default_action"
+        assert missing.status_code == 422 and missing.json()["field"] == "default_action_id"
+        assert "default_action_id is required in shadow mode" in missing.json()["detail"]
         answer = client.post("/v1/decide", json={**body, "default_action_id": "a3"}).json()
         assert answer["action_id"] == "a3" and answer["action"] == 1
         assert answer["propensity"] is None

@@ -30,7 +30,7 @@ from urllib.parse import unquote_to_bytes
 
 from .errors import Invalid, UnsupportedMediaType
 from .npy_body import NPY_MEDIA_TYPE, QUERY_FIELDS, parse_decide_npy
-from .named_body import NamedDecide, is_named, parse_named
+from .named_body import NAMED_FIELDS, NamedDecide, is_named, parse_named
 from .schemas import AnyDecideRequest, DecideRequest, check_dense, decode_body, parse_decide
 
 __all__ = ["UnsupportedMediaType", "decide_encoding", "parse_decide_body", "parse_query",
@@ -71,7 +71,15 @@ def parse_decide_body(encoding: str, body: bytes, query: Iterable[tuple[str, str
                           f"(the query carries it only with Content-Type: {NPY_MEDIA_TYPE})",
                           name)
     if not named:
-        return parse_decide(body, n_features, max_actions)
+        try:
+            return parse_decide(body, n_features, max_actions)
+        except Invalid as error:
+            if error.field in NAMED_FIELDS:
+                raise Invalid(f"{error.field}: this service has no feature schema (a "
+                              "[features] table in its config), so a decide sends contexts: "
+                              f"K rows of n_features = {n_features} numbers", error.field
+                              ) from None
+            raise
     request = decode_body(body, AnyDecideRequest)
     if is_named(request):
         return parse_named(request, max_actions)

@@ -31,10 +31,11 @@ from .catalogue import ActionCatalogue, UnknownActionError
 from .errors import Invalid
 from .schemas import AnyDecideRequest, check_decision_id
 
-__all__ = ["NamedDecide", "parse_named", "featurise", "is_named", "named_answer",
+__all__ = ["NAMED_FIELDS", "NamedDecide", "parse_named", "featurise", "is_named", "named_answer",
            "check_action_id"]
 
-_NAMED_FIELDS = ("context", "actions", "action_ids", "excluded_ids", "default_action_id")
+#: The fields of a named decide's body (none of them is a dense body's).
+NAMED_FIELDS = ("context", "actions", "action_ids", "excluded_ids", "default_action_id")
 _DENSE_FIELDS = ("contexts", "excluded", "default_action")
 # what FeatureSchema's refusals say (its messages name the feature and where it is)
 _FEATURE = re.compile(r"feature '([^']*)' of (the context|the action|actions\[(\d+)\])")
@@ -60,7 +61,7 @@ class NamedDecide:
 def is_named(request: AnyDecideRequest) -> bool:
     """Whether a decoded body is a named decide (it has none of the dense fields); a body
     mixing both is refused (422)."""
-    named = [name for name in _NAMED_FIELDS if getattr(request, name) is not None]
+    named = [name for name in NAMED_FIELDS if getattr(request, name) is not None]
     dense = [name for name in _DENSE_FIELDS if getattr(request, name) is not None]
     if named and dense:
         raise Invalid(f"a decide sends either contexts (dense rows) or context with actions "

@@ -66,7 +66,12 @@ def sync_catalogue(service: Any) -> None:
 def decide_named_operation(service: Any, named: NamedDecide) -> Operation:
     """The worker's half of a named decide (see the module docstring)."""
     schema = require_schema(service)
-    shown = service.default_row(named.default_action)
+    try:
+        shown = service.default_row(named.default_action)
+    except Invalid as error:  # (a named decide names its default by id)
+        raise Invalid(error.message.replace("default_action is", "default_action_id is")
+                      .replace("send the row", "send the id of the action"),
+                      "default_action_id") from None
 
     def operation() -> dict[str, Any]:
         if named.features is None:

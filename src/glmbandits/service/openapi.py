@@ -231,7 +231,7 @@ def openapi_document(config: ServiceConfig) -> dict[str, Any]:
         },
     }
     if config.features is not None:
-        _add_named_features(document, config, decide_body, secured)
+        _add_named_features(document, config, config.features, decide_body, secured)
     for path, operations in document["paths"].items():  # names for generated clients
         for operation in operations.values():
             if isinstance(operation, dict):  # (not a path's shared "parameters")
@@ -240,7 +240,7 @@ def openapi_document(config: ServiceConfig) -> dict[str, Any]:
     return document
 
 
-def _add_named_features(document: dict[str, Any], config: ServiceConfig,
+def _add_named_features(document: dict[str, Any], config: ServiceConfig, schema: Any,
                         decide_body: dict[str, Any], secured: list[dict[str, list[str]]]
                         ) -> None:
     """A service with a ``[features]`` schema: the named decide body (either body is
@@ -252,7 +252,6 @@ def _add_named_features(document: dict[str, Any], config: ServiceConfig,
         [NamedDecideRequest, ActionBody, ActionResponse, CatalogueResponse],
         ref_template="#/components/schemas/{name}")
     components.update(named)
-    schema = config.features
     K = config.decisions.max_actions
     request = components["NamedDecideRequest"]
     request["description"] = (
