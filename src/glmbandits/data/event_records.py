@@ -278,6 +278,8 @@ class LogSink:
     def __init__(self, append: Callable[[Event], None]) -> None:
         self.append = append
         self.excluded: tuple[int, ...] | None = None
+        #: a named-feature decide's request as sent (JSON text), set around its decide
+        self.request: str | None = None
 
     def record_decision(self, decision_id: str, timestamp: float, contexts: np.ndarray,
                         probabilities: np.ndarray, action: int, propensity: float | None,
@@ -294,7 +296,8 @@ class LogSink:
                           propensity=None if propensity is None else float(propensity),
                           model_version=int(model_version),
                           tag=None if tag is None else int(tag),
-                          policy_action=None if policy_action is None else int(policy_action)))
+                          policy_action=None if policy_action is None else int(policy_action),
+                          request=self.request))
 
     def record_reward(self, decision_id: str, timestamp: float, reward: float,
                       status: str) -> None:
