@@ -18,7 +18,7 @@ the column, what was expected and what was given.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -259,12 +259,17 @@ class LoggedBanditData:
 
     @classmethod
     def from_parquet(cls, path: str | Path, *, include_defaults: bool = True,
-                     name: str | None = None) -> "LoggedBanditData":
+                     name: str | None = None,
+                     contexts: Callable[[Mapping[str, Any], list[int]], list[np.ndarray]]
+                     | None = None) -> "LoggedBanditData":
         """Read back a Parquet file of :func:`~glmbandits.data.export_parquet` (rounds with a reward).
 
         The same rounds as :meth:`from_event_log` on the log it was exported
         from (when exported with ``include_defaults=True``), bit for bit. Needs
-        pyarrow (the ``data`` extra).
+        pyarrow (the ``data`` extra). ``contexts(columns, rows)``, when given, builds
+        the kept rows' contexts instead of the logged ones, from the file's decoded
+        columns (:func:`~glmbandits.evaluation.refeaturise.logged_from_requests`
+        featurises the logged requests again with another schema).
         """
         from .event_export import read_parquet_columns
 
@@ -275,8 +280,9 @@ class LoggedBanditData:
                 if source is not None and (include_defaults or source != "default")
                 and columns["policy_action"][i] < 0]  # shadow rounds: see from_event_log
         counts = dict(columns["info"].get("counts", {}))
-        return cls._from_joined(owner, [columns["contexts"][i] for i in keep],
-                                columns["action"][keep], columns["reward"][keep],
+        X = ([columns["contexts"][i] for i in keep] if contexts is None
+             else contexts(columns, keep))
+        return cls._from_joined(owner, X, columns["action"][keep], columns["reward"][keep],
                                 columns["propensity"][keep], counts,
                                 Path(path).stem if name is None else name)
 

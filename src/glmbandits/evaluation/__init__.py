@@ -9,6 +9,8 @@
   train a policy on one, and the exact value on a full-information log.
 * :func:`evaluate_shadow` — shadow mode: the policy's logged distributions against
   the client's (deterministic) default, with what can and cannot be estimated.
+* :func:`logged_from_requests` — feature evaluation offline: a decision service's
+  exported named requests featurised again by another feature schema.
 * :class:`DriftMonitor` — drift in production: a two-window test of the standardised
   residuals of rewarded decisions, with a stated false-alarm bound
   (``policy.monitor_drift(DriftMonitor(...))``, ``policy.drift_``).
@@ -29,6 +31,7 @@ from .intervals import OffPolicyEstimate, OverlapDiagnostics, PoorOverlapWarning
 from ..data import FactoredContexts, LoggedBanditData, PaddedContexts
 from .intervals import OffPolicyWarning
 from .drift import DriftMonitor, DriftStatus, restart_policy
+from .refeaturise import logged_from_requests
 from .replay import replay
 from .shadow import ShadowEvaluation, evaluate_shadow
 
@@ -56,4 +59,5 @@ __all__ = [
     "DriftMonitor",
     "DriftStatus",
     "restart_policy",
+    "logged_from_requests",
 ]
