@@ -346,35 +346,111 @@ class FeatureSchema:
             unseen category under ``unseen='refuse'``.
         """
         owner = "FeatureSchema.transform"
-        if not hasattr(self, "_runtime"):
-            raise ValueError(f"{owner}: call fit first")
-        runtime = self._runtime
-        if context is None and not self.context:
-            context = {}
-        self._check_keys(context, "context", "the context", owner)
-        assert context is not None  # _check_keys refuses anything but a mapping
+        parsed_context = self._parsed_context(context, owner)
         actions = self._mappings(actions, "actions", owner, required=True)
         K = len(actions)
         if K == 0:
             raise ValueError(f"{owner}: actions must hold at least one mapping, got none")
-        in_context = (lambda i: "the context")
         in_actions = (lambda i: f"actions[{i}]")
-        parsed_context = [f._parse([context.get(f.name, MISSING)], in_context, owner)
-                          for f in self.context]
         parsed_actions = [f._parse([a.get(f.name, MISSING) for a in actions], in_actions, owner)
                           for f in self.action]
-        if out is None:
-            target = runtime.output(K)
-        elif not (isinstance(out, np.ndarray) and out.dtype == np.float64
-                  and out.shape == (K, self.n_features_out_)):
-            raise ValueError(f"{owner}: out must be a float64 ndarray of shape ({K}, "
-                             f"{self.n_features_out_}), got {getattr(out, 'shape', type(out))}")
-        else:
-            target = out
+        runtime = self._runtime
+        target = self._target(K, out, owner)
         items = runtime.rows(K)
         with np.errstate(over="ignore", invalid="ignore"):  # refused just below, named
-            runtime.encode(self.context, runtime.context_slices, parsed_context, runtime.z)
             runtime.encode(self.action, runtime.action_slices, parsed_actions, items)
+        return self._write(parsed_context, items, target, owner)
+
+    def encode_actions(self, actions: Sequence[Mapping[str, Any]]) -> np.ndarray:
+        """The action rows of K actions as :meth:`transform_encoded` takes them: each
+        action's own columns (its fields encoded: one-hot, hashed, scaled), before the
+        interactions, the intercept and the unit-ball factor. A catalogue encodes each
+        action once, so a request names actions by id without their features being parsed
+        again (checks and errors: :meth:`transform`'s).
+
+        Returns
+        -------
+        ndarray of shape (K, q)
+            A new array (q: the width of the action fields' columns).
+
+        Examples
+        --------
+        >>> from glmbandits.features import Categorical, Numeric
+        >>> s = FeatureSchema(context=[Numeric("age", scale=(40.0, 10.0))],
+        ...                   action=[Categorical("topic", vocabulary=["news", "sport"])],
+        ...                   interactions=[("context", "action")], unit_ball=False).fit()
+        >>> rows = s.encode_actions([{"topic": "news"}, {"topic": "golf"}])
+        >>> rows
+        array([[1., 0., 0.],
+               [0., 0., 1.]])
+        >>> X = s.transform_encoded({"age": 50}, rows).copy()  # (the buffer is reused)
+        >>> bool((X == s.transform({"age": 50}, [{"topic": "news"}, {"topic": "golf"}])).all())
+        True
+        """
+        owner = "FeatureSchema.encode_actions"
+        if not hasattr(self, "_runtime"):
+            raise ValueError(f"{owner}: call fit first")
+        actions = self._mappings(actions, "actions", owner, required=True)
+        in_actions = (lambda i: f"actions[{i}]")
+        parsed = [f._parse([a.get(f.name, MISSING) for a in actions], in_actions, owner)
+                  for f in self.action]
+        rows = np.zeros((len(actions), self._runtime.q))
+        with np.errstate(over="ignore", invalid="ignore"):
+            self._runtime.encode(self.action, self._runtime.action_slices, parsed, rows)
+        return rows if all_finite(rows) else check_result(rows, owner)
+
+    def transform_encoded(self, context: Mapping[str, Any] | None, action_rows: np.ndarray,
+                          *, out: np.ndarray | None = None) -> np.ndarray:
+        """:meth:`transform` with the actions given as rows of :meth:`encode_actions`
+        (bit for bit the same result); only the context is parsed.
+
+        Parameters
+        ----------
+        context : mapping
+            As :meth:`transform`'s.
+        action_rows : ndarray of shape (K, q)
+            Rows of :meth:`encode_actions` (e.g. gathered from a catalogue).
+        out : ndarray of shape (K, d), optional
+            Write here instead of the schema's buffer.
+        """
+        owner = "FeatureSchema.transform_encoded"
+        parsed_context = self._parsed_context(context, owner)
+        runtime = self._runtime
+        if not (isinstance(action_rows, np.ndarray) and action_rows.dtype == np.float64
+                and action_rows.ndim == 2 and action_rows.shape[1] == runtime.q
+                and action_rows.shape[0] >= 1):
+            raise ValueError(f"{owner}: action_rows must be a float64 ndarray of shape (K, "
+                             f"{runtime.q}) with K >= 1 (rows of encode_actions), got "
+                             f"{getattr(action_rows, 'shape', type(action_rows))}")
+        target = self._target(action_rows.shape[0], out, owner)
+        return self._write(parsed_context, action_rows, target, owner)
+
+    def _parsed_context(self, context: Mapping[str, Any] | None, owner: str) -> list[Any]:
+        if not hasattr(self, "_runtime"):
+            raise ValueError(f"{owner}: call fit first")
+        if context is None and not self.context:
+            context = {}
+        self._check_keys(context, "context", "the context", owner)
+        assert context is not None  # _check_keys refuses anything but a mapping
+        in_context = (lambda i: "the context")
+        return [f._parse([context.get(f.name, MISSING)], in_context, owner)
+                for f in self.context]
+
+    def _target(self, K: int, out: np.ndarray | None, owner: str) -> np.ndarray:
+        if out is None:
+            return self._runtime.output(K)
+        if not (isinstance(out, np.ndarray) and out.dtype == np.float64
+                and out.shape == (K, self.n_features_out_)):
+            raise ValueError(f"{owner}: out must be a float64 ndarray of shape ({K}, "
+                             f"{self.n_features_out_}), got {getattr(out, 'shape', type(out))}")
+        return out
+
+    def _write(self, parsed_context: list[Any], items: np.ndarray, target: np.ndarray,
+               owner: str) -> np.ndarray:
+        """The context encoded, then the builder's columns from it and the action rows."""
+        runtime = self._runtime
+        with np.errstate(over="ignore", invalid="ignore"):  # refused just below, named
+            runtime.encode(self.context, runtime.context_slices, parsed_context, runtime.z)
             runtime.builder._write(runtime.z[0] if self.context else None,
                                    items if self.action else None, target)
         return target if all_finite(target) else check_result(target, owner)

@@ -16,7 +16,12 @@ Rules (the ones a client can rely on):
   it is refused), so an id seen in a log always meant one action; deleting a retired
   id again changes nothing;
 * the features are checked by the schema when put (the same checks as a decide's),
-  so a decide naming catalogue actions can only fail on its context.
+  so a decide naming catalogue actions can only fail on its context;
+* with a schema, each action is also encoded once when put
+  (:meth:`~glmbandits.features.FeatureSchema.encode_actions`): a decide by ids gathers
+  the rows (:meth:`ActionCatalogue.encoded`) and parses only its context
+  (:meth:`~glmbandits.features.FeatureSchema.transform_encoded`, bit for bit what
+  ``transform`` gives on the features).
 
 References
 ----------
@@ -30,6 +35,8 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
+
+import numpy as np
 
 from ..data.vocabulary import CATALOGUE, DELETE, PUT, check_decision_id
 
@@ -116,6 +123,11 @@ class ActionCatalogue:
         self._actions: dict[str, dict[str, Any]] = {}
         self._retired: set[str] = set()
         self.cursor = 0
+        # with a schema: each live action's encoded row, in a slot of one matrix (made at
+        # the first put, when its width is known)
+        self._slots: dict[str, int] = {}
+        self._free: list[int] = []
+        self._rows: np.ndarray | None = None
 
     # -- reading --------------------------------------------------------------------
     def __len__(self) -> int:
@@ -150,6 +162,19 @@ class ActionCatalogue:
         except KeyError:
             index = next(i for i, a in enumerate(action_ids) if a not in actions)
             raise self._unknown(action_ids[index], f"{field}[{index}]") from None
+
+    def encoded(self, action_ids: Sequence[str], field: str = "action_ids") -> np.ndarray:
+        """The encoded rows of each id in order (a new (K, q) array; only with a schema),
+        for :meth:`~glmbandits.features.FeatureSchema.transform_encoded`;
+        :class:`UnknownActionError` as :meth:`features`."""
+        slots = self._slots
+        try:
+            index = [slots[action_id] for action_id in action_ids]
+        except KeyError:
+            self.features(action_ids, field)  # names the first id that is not live
+            raise
+        assert self._rows is not None  # (a live action has a row)
+        return self._rows[index]
 
     def _unknown(self, action_id: str, where: str) -> UnknownActionError:
         if action_id in self._retired:
@@ -201,12 +226,36 @@ class ActionCatalogue:
         return copied
 
     def _apply(self, change: CatalogueChange) -> None:
+        action_id = change.action_id
         if change.status == PUT:
             assert change.features is not None
-            self._actions[change.action_id] = change.features
+            if self.schema is not None:
+                self._store_row(action_id, self.schema.encode_actions([change.features])[0])
+            self._actions[action_id] = change.features
         else:
-            self._actions.pop(change.action_id, None)
-            self._retired.add(change.action_id)
+            self._actions.pop(action_id, None)
+            self._retired.add(action_id)
+            slot = self._slots.pop(action_id, None)
+            if slot is not None:
+                self._free.append(slot)
+
+    def _store_row(self, action_id: str, row: np.ndarray) -> None:
+        """The action's encoded row in its slot (a new slot for a new action: a free one,
+        or one more row, the matrix grown geometrically)."""
+        if self._rows is None:
+            self._rows = np.zeros((8, row.shape[0]))
+        slot = self._slots.get(action_id)
+        if slot is None:
+            if self._free:
+                slot = self._free.pop()
+            else:
+                slot = len(self._slots)
+                if slot == self._rows.shape[0]:
+                    grown = np.zeros((2 * slot, self._rows.shape[1]))
+                    grown[:slot] = self._rows
+                    self._rows = grown
+            self._slots[action_id] = slot
+        self._rows[slot] = row
 
     # -- replay -----------------------------------------------------------------------
     def apply(self, event: Any) -> None:

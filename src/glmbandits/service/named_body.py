@@ -94,9 +94,11 @@ def parse_named(request: AnyDecideRequest, max_actions: int) -> NamedDecide:
         raise Invalid(f"{field} has K = {K} actions, above the limit max_actions = "
                       f"{max_actions}", field)
     rows: dict[str, int] = {}
-    for index, action_id in enumerate(ids):
-        where = f"{field}[{index}]" + (".id" if field == "actions" else "")
-        check_action_id(action_id, where)
+    inline = field == "actions"  # (ids of action_ids are looked up in the catalogue, which
+    for index, action_id in enumerate(ids):  # holds legal ids only: no rule check needed)
+        where = f"{field}[{index}]" + (".id" if inline else "")
+        if inline:
+            check_action_id(action_id, where)
         if action_id in rows:
             raise Invalid(f"{where}: the action id {action_id!r} appears twice (first at "
                           f"{field}[{rows[action_id]}]); each candidate once", where)
@@ -146,17 +148,14 @@ def _row_of(rows: dict[str, int], action_id: str, where: str, field: str) -> int
 def featurise(named: NamedDecide, schema: Any, catalogue: ActionCatalogue) -> np.ndarray:
     """The (K, d) contexts of a named decide, in a fresh array (the policy keeps it);
     refusals name the field."""
-    if named.features is None:
-        try:
-            actions = catalogue.features(named.ids)
-        except UnknownActionError as error:
-            where = str(error).split(":", 1)[0]
-            raise Invalid(str(error), where) from None
-    else:
-        actions = named.features
     X = np.empty((len(named.ids), schema.n_features_out_))
     try:
-        schema.transform(named.context, actions, out=X)
+        if named.features is None:  # the catalogue's rows, encoded when put
+            schema.transform_encoded(named.context, catalogue.encoded(named.ids), out=X)
+        else:
+            schema.transform(named.context, named.features, out=X)
+    except UnknownActionError as error:
+        raise Invalid(str(error), str(error).split(":", 1)[0]) from None
     except (TypeError, ValueError) as error:
         raise Invalid(str(error), _field_of(str(error), named)) from None
     return X
