@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from .common import require_extra
 
-__all__ = ["add_replay_arguments", "run_replay", "service_log_export_hint"]
+__all__ = ["add_replay_arguments", "run_replay", "service_log_export_hint",
+           "read_feature_schema"]
 
 DEFAULT_REPLAY_ALGORITHMS = "ucb-glm,linucb,random"
 #: ``--log`` files with these suffixes are read as event logs (``glmbandits.EventLog``).
@@ -43,6 +45,13 @@ def add_replay_arguments(parser: argparse.ArgumentParser) -> None:
                         help="an event log written by glmbandits.EventLog: decisions joined "
                              "with the rewards the policy learned (defaults included, dropped "
                              "and pending decisions left out)")
+    parser.add_argument("--features", metavar="SCHEMA",
+                        help="with --log FILE.parquet (a service's export with named "
+                             "requests): featurise every logged request again with this "
+                             "schema and evaluate its policies (feature evaluation offline): "
+                             "a TOML file with a [features] table (the service config's "
+                             "format; 'fit' values and a missing norm_bound are fitted on the "
+                             "log) or a JSON file of FeatureSchema.declaration()")
     parser.add_argument("--algorithms", default=DEFAULT_REPLAY_ALGORITHMS,
                         help=f"comma-separated registered policies "
                              f"(default: {DEFAULT_REPLAY_ALGORITHMS})")
@@ -100,6 +109,66 @@ def service_log_export_hint(path: str) -> str | None:
             f"glmbandits replay --log {shlex.quote(out)}")
 
 
+def read_feature_schema(path: str) -> tuple[Any, float | None]:
+    """The schema of ``--features FILE`` and the unit-ball factor it declares.
+
+    A ``.toml`` file holds a ``[features]`` table in the service config's format, read by
+    the config's own parser (every value declared, ``norm_bound`` given: the schema comes
+    back fitted, the one a service with that table serves; its other tables are ignored,
+    so a service's config works as it is). Any other file is JSON: a
+    :meth:`~glmbandits.features.FeatureSchema.declaration`, optionally with
+    ``"norm_bound"``; what it declares as fitted (``"fit"``) is fitted on the log. Refusals
+    are ValueErrors that start with ``--features FILE``.
+    """
+    import json
+    import tomllib
+
+    from ..features import FeatureSchema
+
+    where = f"--features {path}"
+    try:
+        with open(path, "rb") as handle:
+            text = handle.read()
+    except OSError as error:
+        raise ValueError(f"{where}: cannot read the file: {error.strerror or error}") from None
+    if path.lower().endswith(".toml"):
+        from ..service.config import check_table_types, check_table_values
+        from ..service.config_features import feature_schema
+
+        try:
+            data = tomllib.loads(text.decode("utf-8"))
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+            raise ValueError(f"{where}: not a TOML file: {error}") from None
+        if "features" not in data:
+            raise ValueError(f"{where}: the file has no [features] table (the service "
+                             f"config's format), got the tables {sorted(data)}")
+        try:
+            section = check_table_values(check_table_types(data, "features", path),
+                                         "features", path)
+            return feature_schema(section), None
+        except ValueError as error:
+            raise ValueError(f"{where}: {error} (a .toml file is read as a service's "
+                             "[features] table, every value declared; to fit values on "
+                             "the log, give a JSON declaration instead)") from None
+    try:
+        declaration = json.loads(text)
+    except (UnicodeDecodeError, ValueError) as error:
+        raise ValueError(f"{where}: not a JSON file (a .toml file is read as TOML): "
+                         f"{error}") from None
+    if not isinstance(declaration, dict):
+        raise ValueError(f"{where}: the JSON must be an object (a FeatureSchema "
+                         f"declaration), got {type(declaration).__name__}")
+    norm_bound = declaration.pop("norm_bound", None)
+    if norm_bound is not None and (isinstance(norm_bound, bool)
+                                   or not isinstance(norm_bound, (int, float))):
+        raise ValueError(f"{where}: norm_bound must be a number > 0, got {norm_bound!r}")
+    try:
+        schema = FeatureSchema.from_declaration(declaration)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{where}: {error}") from None
+    return schema, None if norm_bound is None else float(norm_bound)
+
+
 def run_replay(args: argparse.Namespace) -> int:
     from ..data import LoggedBanditData
     from ..evaluation.report import evaluate_policies, format_rows, load_logged_dataset
@@ -118,6 +187,13 @@ def run_replay(args: argparse.Namespace) -> int:
         if hint is not None:
             print(f"error: {hint}", file=sys.stderr)
             return 2
+    features = getattr(args, "features", None)
+    if features is not None and (args.log is None or not args.log.lower().endswith(".parquet")):
+        given = f"--log {args.log}" if args.log is not None else (
+            f"--event-log {event_log}" if event_log is not None else f"--dataset {args.dataset}")
+        print(f"error: --features featurises the named requests of a service's export: it "
+              f"needs --log FILE.parquet (glmbandits export), got {given}", file=sys.stderr)
+        return 2
     algorithms = [name.strip().lower() for name in args.algorithms.split(",") if name.strip()]
     estimators = [name.strip().lower() for name in args.estimators.split(",") if name.strip()]
     try:
@@ -129,6 +205,18 @@ def run_replay(args: argparse.Namespace) -> int:
                   f"{counts.get('sum', 0)} summed, {counts.get('default', 0)} default); left "
                   f"out {counts.get('dropped', 0)} dropped and {counts.get('pending', 0)} "
                   f"pending", flush=True)
+            if args.rounds is not None:
+                log = log.subset(range(min(args.rounds, log.n_rounds)))
+        elif features is not None:
+            from ..evaluation.refeaturise import logged_from_requests
+
+            schema, norm_bound = read_feature_schema(features)
+            log = logged_from_requests(args.log, schema, norm_bound=norm_bound)
+            counts = log.join_counts or {}
+            print(f"glmbandits replay: export {args.log}: {counts.get('decisions', 0)} "
+                  f"decisions, {log.n_rounds} with a reward, featurised again by the "
+                  f"schema of {features}: fingerprint {schema.fingerprint_[:12]}, "
+                  f"d={schema.n_features_out_}", flush=True)
             if args.rounds is not None:
                 log = log.subset(range(min(args.rounds, log.n_rounds)))
         elif args.log is not None and args.log.lower().endswith(".parquet"):
