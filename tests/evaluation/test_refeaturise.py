@@ -89,6 +89,13 @@ def test_an_unfitted_schema_is_fitted_on_the_log_and_a_refusal_changes_nothing(
     with pytest.raises(ValueError, match=r"row 0 \(decision 'd0'\).*unknown feature 'country'"):
         logged_from_requests(path, strict, norm_bound=3.0)
     assert not hasattr(strict, "fingerprint_")
+    fitted = _declared(service_schema, context=service_schema.declaration()["context"][1:])
+    fitted.fit(norm_bound=3.0)  # every value declared: fitted on nothing, then refused
+    before = fitted.fingerprint_
+    with pytest.raises(ValueError, match=r"row 0 \(decision 'd0'\): FeatureSchema.transform: "
+                                         r".*unknown feature 'country'"):
+        logged_from_requests(path, fitted)
+    assert fitted.fingerprint_ == before
     with pytest.raises(ValueError, match="norm_bound declares the unit-ball factor"):
         logged_from_requests(path, service_schema, norm_bound=3.0)
     with pytest.raises(TypeError, match="schema must be a glmbandits.features.FeatureSchema"):
