@@ -266,13 +266,19 @@ def bodies_for(K: int, d: int, encoding: str) -> list:
 
 
 def http_run(folder: Path, K: int, d: int, clients: int, seconds: float, served: str,
-             encoding: str, profile: str | None = None) -> dict:
-    """One server, a 1 s warm-up load, then ``seconds`` of measured load."""
-    bodies = bodies_for(K, d, encoding)
-    config = write_config(folder, K, d, served)
+             encoding: str, profile: str | None = None, *, config: Path | None = None,
+             bodies: list | None = None, prepare=None) -> dict:
+    """One server, a 1 s warm-up load, then ``seconds`` of measured load. ``config`` and
+    ``bodies`` replace :func:`write_config`'s and :func:`bodies_for`'s (JSON bodies are
+    (prefix, suffix) around the decision id); ``prepare(port)`` runs once the server
+    listens, before the warm-up (bench_service_named.py puts its catalogue there)."""
+    bodies = bodies_for(K, d, encoding) if bodies is None else bodies
+    config = write_config(folder, K, d, served) if config is None else config
     db = f"sqlite:///{folder / f'bench-{K}-{d}-{clients}-{time.monotonic_ns()}.db'}"
     process, port = start_server(config, db, profile)
     try:
+        if prepare is not None:
+            prepare(port)
         warm = multiprocessing.Queue()
         warmup = multiprocessing.Process(target=_load, args=(port, bodies, encoding, clients,
                                                              1.0, warm))
@@ -327,15 +333,18 @@ GROUPS = [("idle: waiting for work (event-loop poll, worker's queue get)",
           ("queue/thread hand-off", ("threading.py", "queue.py", "concurrent/futures"))]
 
 
-def profile_summary(path: str, top: int = 12) -> str:
+def profile_summary(path: str, top: int = 12, groups: list | None = None) -> str:
+    """Own time by group (``groups``: (name, needles) pairs, first match wins; default
+    :data:`GROUPS`) and the ``top`` functions, as Markdown tables."""
+    groups = GROUPS if groups is None else groups
     stats = pstats.Stats(path)
     rows = sorted(stats.stats.items(), key=lambda item: -item[1][2])  # tottime
     total = sum(v[2] for v in stats.stats.values())
-    grouped = {name: 0.0 for name, _ in GROUPS}
+    grouped = {name: 0.0 for name, _ in groups}
     grouped["other"] = 0.0
     for (filename, _, function), (_, _, tottime, _, _) in stats.stats.items():
         where = f"{filename}:{function}"
-        for name, needles in GROUPS:
+        for name, needles in groups:
             if any(needle in where for needle in needles):
                 grouped[name] += tottime
                 break
