@@ -190,6 +190,12 @@ def test_named_decides_by_id_and_inline_build_the_same_rows(http: Http) -> None:
                                          "excluded_ids": ["a2"]}
     assert json.loads(second.request)["actions"][0] == {"id": "a3", "features": ARTICLES["a3"]}
     explanation = inline["explanation"]
+    assert explanation["chosen"]["action_id"] == inline["action_id"]
+    runner_up = explanation["runner_up"]
+    assert runner_up is None or runner_up["action_id"] == ["a3", "a1", "a2"][
+        runner_up["action"]]
+    latest = http.get("/v1/model").json()["explanation"]
+    assert latest["explanation"]["chosen"]["action_id"] == inline["action_id"]
     names = {c["name"] for c in explanation["chosen"]["contributions"]}
     assert names <= {"country", "age", "topic", "fresh", "context*action",
                      "country*topic", "country*fresh", "age*topic", "age*fresh"}

@@ -183,10 +183,16 @@ def _field_of(message: str, named: NamedDecide) -> str:
 
 def named_answer(answer: dict[str, Any], named: NamedDecide) -> dict[str, Any]:
     """A decide's answer with the ids: ``action_id``, ``probabilities_by_id`` (and
-    ``policy_action_id`` in shadow mode)."""
+    ``policy_action_id`` in shadow mode; an explanation's ``chosen`` and ``runner_up``
+    get their ``action_id``)."""
     ids = named.ids
     answer["action_id"] = ids[answer["action"]]
     answer["probabilities_by_id"] = dict(zip(ids, answer["probabilities"]))
     if "policy_action" in answer:
         answer["policy_action_id"] = ids[answer["policy_action"]]
+    explanation = answer.get("explanation")
+    if explanation is not None:  # (the same dict is GET /v1/model's latest explanation)
+        for key in ("chosen", "runner_up"):
+            if explanation.get(key) is not None:
+                explanation[key]["action_id"] = ids[explanation[key]["action"]]
     return answer

@@ -161,6 +161,8 @@ class ActionExplanationBody(msgspec.Struct):
     contributions: list[FeatureContribution]
     other: float
     intercept: float
+    #: a named decide's: the candidate's id
+    action_id: Optional[str] = None
 
 
 class ExplanationBody(msgspec.Struct):
