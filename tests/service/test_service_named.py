@@ -346,3 +346,26 @@ def test_api_processes_sharing_a_log_see_each_others_catalogue(tmp_path: Path,
     finally:
         first.stop(snapshot=False)
         second.stop(snapshot=False)
+
+
+def test_the_recovery_plan_keeps_a_log_with_catalogue_changes_whole(tmp_path: Path) -> None:
+    from glmbandits.service.recover import plan_recovery
+
+    service = _service(tmp_path)
+    for action_id, features in ARTICLES.items():
+        service.submit(put_action_operation(service, action_id, features)).result()
+    for t in range(6):
+        request = msgspec.convert({"decision_id": f"d{t}", "action_ids": ["a1", "a3"],
+                                   "context": {"country": "US", "age": 40}}, AnyDecideRequest)
+        service.decide_named(parse_named(request, 8))
+        service.reward(f"d{t}", 1.0)
+        service.submit(put_action_operation(service, f"n{t}", ARTICLES["a2"])).result()
+    config, url = service.config, f"sqlite:///{tmp_path / 'log.db'}"
+    service.stop(snapshot=True)
+    store = open_store(url)
+    try:
+        plan = plan_recovery(config, store)
+        assert plan.reason is None and plan.restores
+        assert plan.kept == plan.events == store.last_seq() and plan.kept_seq == plan.last_seq
+    finally:
+        store.close()

@@ -27,7 +27,7 @@ from typing import Any
 
 from .events import total_keys
 from .replay import (ReplayMismatchError, check_restored, expected_totals, policy_from_snapshot,
-                     replay_events)
+                     policy_totals, replay_events)
 from .snapshot import encode_snapshot
 
 __all__ = ["RecoveryPlan", "plan_recovery", "apply_recovery"]
@@ -115,7 +115,7 @@ def plan_recovery(config: Any, store: Any) -> RecoveryPlan:
             continue
         for key in total_keys(event.kind, event.status):
             totals[key] = totals.get(key, 0) + 1
-        if expected_totals(policy.decision_statistics) == totals:
+        if expected_totals(policy.decision_statistics) == policy_totals(totals):
             plan.kept, plan.kept_seq = plan.events, event.seq
     if plan.reason is None and plan.kept_seq < plan.last_seq:
         plan.reason = (f"the events after seq {plan.kept_seq} replay, but the policy's counts "

@@ -149,6 +149,12 @@ def expected_totals(statistics: dict[str, int]) -> dict[str, int]:
     return out
 
 
+def policy_totals(totals: dict[str, int]) -> dict[str, int]:
+    """The nonzero totals of a log that a policy's counts account for (those
+    :func:`expected_totals` gives; not, e.g., the catalogue's changes)."""
+    return {key: value for key, value in totals.items() if value and key in _POLICY_TOTALS}
+
+
 def check_restored(policy: Any, totals: dict[str, int], *, log: str, snapshot_seq: int) -> None:
     """Refuse (:class:`ReplayMismatchError`) a restored policy whose counts differ from the
     log's ``totals``: it did not see every event of the log.
@@ -159,7 +165,7 @@ def check_restored(policy: Any, totals: dict[str, int], *, log: str, snapshot_se
     the totals are read at every start anyway.
     """
     expected = expected_totals(policy.decision_statistics)
-    logged = {key: value for key, value in totals.items() if value and key in _POLICY_TOTALS}
+    logged = policy_totals(totals)
     if logged == expected:
         return
     differ = ", ".join(f"{key}: {logged.get(key, 0)} in the log, {expected.get(key, 0)} in "
