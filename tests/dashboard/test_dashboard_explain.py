@@ -88,5 +88,18 @@ def test_the_explanation_panel_shows_the_latest_explained_decision(chromium_driv
         assert text("explanation-summary") == "not scored: a test reason"
         assert driver.execute_script(
             "return document.querySelectorAll('#explanation-table tbody tr').length") == 0
+
+        # a named decide's explanation names its candidates by id (the service adds action_id)
+        named = {**e, "chosen": {**e["chosen"], "action_id": "cup-final"},
+                 "runner_up": {**e["runner_up"], "action_id": "news/2026 é"}}
+        stub.model["explanation"] = {**latest, "decision_id": "req-44", "explanation": named}
+        _wait_for_text(driver, "explanation-id", "req-44")
+        cells = driver.execute_script(
+            "return Array.from(document.querySelectorAll('#explanation-table tbody tr'))"
+            ".map(r => r.children[1].textContent);")
+        assert cells == [f"cup-final (row {e['chosen']['action']})",
+                         f"news/2026 é (row {e['runner_up']['action']})"]
+        driver.find_element("id", "explanation").screenshot(os.environ.get(
+            "GLMBANDITS_EXPLAIN_NAMED_SCREENSHOT", str(tmp_path / "explain-named.png")))
         driver.get("about:blank")
         assert console_errors(driver) == []

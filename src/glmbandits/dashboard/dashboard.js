@@ -218,7 +218,10 @@
       var features = part.contributions.map(function (c) {
         return c.name + " " + (c.value >= 0 ? "+" : "") + fixed(c.value, 3);
       }).join(", ");
-      [pair[0], String(part.action), fixed(part.predicted_reward, 3),
+      // a named decide's candidates have ids: "cup-final (row 1)"; else the row
+      var action = part.action_id == null ? String(part.action)
+        : part.action_id + " (row " + part.action + ")";
+      [pair[0], action, fixed(part.predicted_reward, 3),
        part.interval ? interval(part.interval[0], part.interval[1]) : "–",
        fixed(part.bonus, 3) + (part.bonus_share == null ? "" : " (" + percent(part.bonus_share) + ")"),
        fixed(part.index, 3), features].forEach(function (text, i) {
