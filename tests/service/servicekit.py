@@ -34,6 +34,49 @@ def write_config(folder: Path, *, name: str = "ucb-glm", n_features: int = 3,
     return path
 
 
+#: A ``[features]`` table (a news schema) for the named-feature tests.
+NAMED_FEATURES = '''
+[features]
+intercept = true
+unit_ball = true
+norm_bound = 3.0
+interactions = [["context", "action"]]
+
+[[features.context]]
+kind = "categorical"
+name = "country"
+vocabulary = ["DE", "FR", "US"]
+
+[[features.context]]
+kind = "numeric"
+name = "age"
+scale = [40.0, 15.0]
+
+[[features.action]]
+kind = "categorical"
+name = "topic"
+vocabulary = ["news", "sport", "tech"]
+
+[[features.action]]
+kind = "boolean"
+name = "fresh"
+'''
+#: Catalogue actions of :data:`NAMED_FEATURES`' schema.
+NAMED_ARTICLES = {"a1": {"topic": "news", "fresh": True},
+                  "a2": {"topic": "sport", "fresh": False},
+                  "a3": {"topic": "tech", "fresh": True},
+                  "a4": {"topic": "news", "fresh": False}}
+
+
+def write_named_config(folder: Path, *, decisions: str = "", service: str = "") -> Path:
+    """:func:`write_config` with :data:`NAMED_FEATURES` (``n_features`` left to the schema)
+    and ``tau = 0`` (scored decisions from the first)."""
+    path = write_config(folder, n_features=0, decisions=decisions, service=service,
+                        extra="[policy.params]\ntau = 0\n" + NAMED_FEATURES)
+    path.write_text(path.read_text().replace("n_features = 0\n", ""))
+    return path
+
+
 def environment(**extra: str) -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = str(SRC) + os.pathsep + env.get("PYTHONPATH", "")

@@ -25,36 +25,10 @@ from glmbandits.service.named_operations import (catalogue_operation, delete_act
 from glmbandits.service.replay import rebuild_from_log
 from glmbandits.service.schemas import AnyDecideRequest, DecideResponse, ModelResponse
 from glmbandits.service.store import open_store
-from servicekit import HEADERS, KEY, assert_same_state, write_config
+from servicekit import (HEADERS, KEY, NAMED_ARTICLES, NAMED_FEATURES, assert_same_state,
+                        write_config, write_named_config)
 
-FEATURES = '''
-[features]
-intercept = true
-unit_ball = true
-norm_bound = 3.0
-interactions = [["context", "action"]]
-
-[[features.context]]
-kind = "categorical"
-name = "country"
-vocabulary = ["DE", "FR", "US"]
-
-[[features.context]]
-kind = "numeric"
-name = "age"
-scale = [40.0, 15.0]
-
-[[features.action]]
-kind = "categorical"
-name = "topic"
-vocabulary = ["news", "sport", "tech"]
-
-[[features.action]]
-kind = "boolean"
-name = "fresh"
-'''
-ARTICLES = {"a1": {"topic": "news", "fresh": True}, "a2": {"topic": "sport", "fresh": False},
-            "a3": {"topic": "tech", "fresh": True}, "a4": {"topic": "news", "fresh": False}}
+FEATURES, ARTICLES = NAMED_FEATURES, NAMED_ARTICLES
 
 
 class Http:
@@ -88,11 +62,7 @@ class Http:
 
 def _config(folder: Path, decisions: str = "") -> Any:
     folder.mkdir(parents=True, exist_ok=True)
-    path = write_config(folder, n_features=0, decisions=decisions,
-                        extra="[policy.params]\ntau = 0\n" + FEATURES)
-    text = path.read_text().replace("n_features = 0\n", "")  # the schema's width
-    path.write_text(text)
-    return load_config(path)
+    return load_config(write_named_config(folder, decisions=decisions))
 
 
 def _service(folder: Path, decisions: str = "") -> DecisionService:
