@@ -39,11 +39,14 @@ if [[ "$took" != "$second" ]]; then
 fi
 # persistence (files written elsewhere, save/load bit for bit), determinism (seeds, common
 # checks, simulation), batch = sequential, the estimators and policies they rest on, the
-# experiment pipeline's stored numbers; then the doctests, which print numbers. Two runs:
+# experiment pipeline's stored numbers, the service walkthrough's shown outputs (a served
+# policy's explanation, an offline replay) and the replay of another feature schema; then
+# the doctests, which print numbers. Two runs:
 # collected together, the doctest collector would import two folders' conftest.py as one
 # module "conftest".
 python -m pytest -p no:cacheprovider -q -o addopts="" \
     tests/persistence tests/batch tests/estimation tests/policies tests/properties \
     tests/test_common.py tests/test_simulation.py tests/test_families.py tests/test_theory.py \
-    tests/experiments tests/evaluation tests/environments "$@"
+    tests/experiments tests/evaluation tests/environments \
+    tests/service/test_service_walkthrough.py tests/cli/test_cli_replay_features.py "$@"
 python -m pytest -p no:cacheprovider -q src/glmbandits "$@"
