@@ -98,3 +98,24 @@ def test_replaying_the_logged_changes_rebuilds_the_catalogue_exactly() -> None:
     assert replayed.cursor == len(events)
     with pytest.raises(ValueError, match="not a catalogue change"):
         replayed.apply(others[0])
+
+
+def test_a_full_catalogue_refuses_a_new_id_but_not_an_update_or_a_replay() -> None:
+    from glmbandits.service.catalogue import CatalogueFullError
+
+    catalogue = ActionCatalogue(_schema(), limit=2)
+    changes = [catalogue.put("a1", {"topic": "news", "length": 1}),
+               catalogue.put("a2", {"topic": "news", "length": 2})]
+    with pytest.raises(CatalogueFullError, match="limit of 2 live actions.*'a3'"):
+        catalogue.put("a3", {"topic": "news", "length": 3})
+    assert [a for a, _ in catalogue.items()] == ["a1", "a2"]
+    changes.append(catalogue.put("a2", {"topic": "sport", "length": 2}))  # an update fits
+    changes.append(catalogue.delete("a1"))
+    changes.append(catalogue.put("a3", {"topic": "news", "length": 3}))  # room again
+    smaller = ActionCatalogue.replayed(_events(changes), _schema(), limit=1)  # never refused
+    assert smaller.items() == catalogue.items() and len(smaller) == 2
+    with pytest.raises(CatalogueFullError):
+        smaller.put("a4", {"topic": "news", "length": 4})
+    for bad in (0, 1.5, True):
+        with pytest.raises(ValueError, match="limit must be an int >= 1"):
+            ActionCatalogue(_schema(), limit=bad)

@@ -339,3 +339,21 @@ def test_the_recovery_plan_keeps_a_log_with_catalogue_changes_whole(tmp_path: Pa
         assert plan.kept == plan.events == store.last_seq() and plan.kept_seq == plan.last_seq
     finally:
         store.close()
+
+
+def test_max_catalogue_bounds_the_live_actions(tmp_path: Path) -> None:
+    service = _service(tmp_path, decisions="max_catalogue = 2")
+    client = Http(create_app(service.config, service, environ={"GLMBANDITS_API_KEYS": KEY}),
+                  service)
+    try:
+        for action_id in ("a1", "a2"):
+            assert client.put(f"/v1/actions/{action_id}",
+                              json={"features": ARTICLES[action_id]}).status_code == 201
+        before = service.store.last_seq()
+        full = client.put("/v1/actions/a3", json={"features": ARTICLES["a3"]})
+        assert full.status_code == 409 and full.json()["field"] == "action_id"
+        assert "max_catalogue" in full.json()["detail"] and service.store.last_seq() == before
+        assert client.delete("/v1/actions/a1").status_code == 200
+        assert client.put("/v1/actions/a3", json={"features": ARTICLES["a3"]}).status_code == 201
+    finally:
+        service.stop(snapshot=False)

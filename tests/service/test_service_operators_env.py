@@ -23,6 +23,7 @@ SAMPLES = {
     ("decisions", "max_actions"): ("17", 17),
     ("decisions", "max_pending"): ("70", 70),
     ("decisions", "max_resolved"): ("80", 80),
+    ("decisions", "max_catalogue"): ("70", 70),
     ("decisions", "reward_wait"): ("12", 12.0),
     ("decisions", "expire_every"): ("0.5", 0.5),
     ("decisions", "mode"): ("shadow", "shadow"),

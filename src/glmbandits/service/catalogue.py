@@ -40,7 +40,8 @@ import numpy as np
 
 from ..data.vocabulary import CATALOGUE, DELETE, PUT, check_decision_id
 
-__all__ = ["ActionCatalogue", "CatalogueChange", "UnknownActionError", "RetiredActionError"]
+__all__ = ["ActionCatalogue", "CatalogueChange", "UnknownActionError", "RetiredActionError",
+           "CatalogueFullError"]
 
 
 class UnknownActionError(KeyError):
@@ -63,6 +64,10 @@ class RetiredActionError(ValueError):
     def __init__(self, message: str, action_id: str) -> None:
         super().__init__(message)
         self.action_id = action_id
+
+
+class CatalogueFullError(ValueError):
+    """A ``put`` of a new id while the catalogue holds its ``limit`` of live actions."""
 
 
 class CatalogueChange:
@@ -95,6 +100,9 @@ class ActionCatalogue:
     schema : FeatureSchema, optional
         Checks every action's features when put (``schema.check_action``); without
         one, features must only be a mapping of names to JSON values.
+    limit : int, optional
+        The most live actions: a ``put`` of a new id beyond it is refused
+        (:class:`CatalogueFullError`); replaying logged changes is never refused.
 
     Attributes
     ----------
@@ -118,8 +126,13 @@ class ActionCatalogue:
     glmbandits.service.catalogue.RetiredActionError: ActionCatalogue.put: action 'article-1' was deleted (retired); a retired id is never reused: put the action under a new id
     """
 
-    def __init__(self, schema: Any = None) -> None:
+    def __init__(self, schema: Any = None, limit: int | None = None) -> None:
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)
+                                  or limit < 1):
+            raise ValueError(f"ActionCatalogue: limit must be an int >= 1 or None, got "
+                             f"{limit!r}")
         self.schema = schema
+        self.limit = limit
         self._actions: dict[str, dict[str, Any]] = {}
         self._retired: set[str] = set()
         self.cursor = 0
@@ -198,6 +211,11 @@ class ActionCatalogue:
         checked = self._check_features(features, owner)
         if self._actions.get(action_id) == checked:
             return None
+        if (self.limit is not None and action_id not in self._actions
+                and len(self._actions) >= self.limit):
+            raise CatalogueFullError(f"{owner}: the catalogue holds its limit of {self.limit} "
+                                     "live actions ([decisions] max_catalogue); delete one "
+                                     f"before putting the new action {action_id!r}")
         change = CatalogueChange(PUT, action_id, checked, created=action_id not in self._actions)
         self._apply(change)
         return change
@@ -275,10 +293,11 @@ class ActionCatalogue:
         self.cursor = max(self.cursor, int(event.seq))
 
     @classmethod
-    def replayed(cls, events: Iterable[Any], schema: Any = None) -> "ActionCatalogue":
+    def replayed(cls, events: Iterable[Any], schema: Any = None,
+                 limit: int | None = None) -> "ActionCatalogue":
         """A catalogue with every ``catalogue`` event of ``events`` applied in order (other
-        kinds are skipped)."""
-        catalogue = cls(schema)
+        kinds are skipped; ``limit`` bounds only later puts)."""
+        catalogue = cls(schema, limit)
         for event in events:
             if event.kind == CATALOGUE:
                 catalogue.apply(event)

@@ -137,6 +137,7 @@ class DecisionConfig:
     duplicate_rewards: str = "ignore"
     max_pending: int = 100_000
     max_resolved: int = 100_000
+    max_catalogue: int = 100_000
     expire_every: float = 1.0
 
     def policy_options(self) -> dict[str, Any]:
@@ -307,6 +308,7 @@ CONFIG_FIELDS: dict[str, dict[str, Field]] = {
         "max_actions": _count(1),
         "max_pending": _count(1),
         "max_resolved": _count(1),
+        "max_catalogue": _count(1),
         "reward_wait": _seconds(0.0),
         "expire_every": _seconds(1e-3),
         "mode": _choice(*MODES),
@@ -550,6 +552,7 @@ default_reward = 0.0      # what "default" learns
 duplicate_rewards = "ignore"  # a repeated reward: "ignore" (counted) or "sum"
 max_pending = 100000      # at most this many decisions wait; the oldest expires first
 max_resolved = 100000     # closed ids remembered, to tell a duplicate from an unknown id
+max_catalogue = 100000    # live actions in the catalogue ([features]); a PUT beyond is 409
 expire_every = 1.0        # seconds between sweeps that close decisions past reward_wait
 
 [service]

@@ -139,7 +139,7 @@ class DecisionService:
         self.restored_from: dict[str, int] = {}
         self.latest_explanation: dict[str, Any] | None = None  # (roles.add_explanation)
         #: the actions by id (a service with a [features] schema; named_operations)
-        self.catalogue = ActionCatalogue(config.features)
+        self.catalogue = ActionCatalogue(config.features, config.decisions.max_catalogue)
         self._queue: queue.Queue = queue.Queue()  # bounded by config.max_queue: _enqueue
         self._ready = threading.Event()  # restored and serving; cleared when stopping
         self.stopping = False  # stop() has begun

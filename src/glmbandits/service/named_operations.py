@@ -25,7 +25,8 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ..data.vocabulary import CATALOGUE
-from .catalogue import ActionCatalogue, RetiredActionError, UnknownActionError
+from .catalogue import (ActionCatalogue, CatalogueFullError, RetiredActionError,
+                        UnknownActionError)
 from .errors import Conflict, Invalid, NotFound
 from .events import Event
 from .named_body import NamedDecide, featurise, named_answer
@@ -50,7 +51,8 @@ def require_schema(service: Any) -> Any:
 def restore_catalogue(service: Any) -> ActionCatalogue:
     """The catalogue as the store's log has it (its ``catalogue`` events, in order)."""
     return ActionCatalogue.replayed(service.store.events(kinds=(CATALOGUE,)),
-                                    service.config.features)
+                                    service.config.features,
+                                    service.config.decisions.max_catalogue)
 
 
 def sync_catalogue(service: Any) -> None:
@@ -104,7 +106,7 @@ def put_action_operation(service: Any, action_id: str, features: Any) -> Operati
         catalogue: ActionCatalogue = service.catalogue
         try:
             change = catalogue.put(action_id, features)
-        except RetiredActionError as error:
+        except (RetiredActionError, CatalogueFullError) as error:
             raise Conflict(str(error), "action_id") from None
         except (TypeError, ValueError) as error:
             raise Invalid(str(error), _feature_field(str(error))) from None

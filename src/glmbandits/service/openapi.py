@@ -279,7 +279,9 @@ def _add_named_features(document: dict[str, Any], config: ServiceConfig, schema:
         "get": {"summary": "one catalogue action", "operationId": "get_action",
                 "security": secured, "responses": _responses("ActionResponse", 401, 404)},
         "put": {"summary": "add an action or replace its features (201 when added); a "
-                           "retired id is refused (409)",
+                           "retired id, or a new id while the catalogue holds "
+                           f"max_catalogue = {config.decisions.max_catalogue} live actions, "
+                           "is refused (409)",
                 "operationId": "put_action", "security": secured,
                 "requestBody": {"required": True, "content": {"application/json": {
                     "schema": {"$ref": "#/components/schemas/ActionBody"}}}},
