@@ -308,6 +308,8 @@ def test_api_processes_sharing_a_log_see_each_others_catalogue(tmp_path: Path,
                                    "context": {"country": "DE", "age": 30}}, AnyDecideRequest)
         answer = second.decide_named(parse_named(request, 8))  # the other process's PUTs
         assert answer["action_id"] in ("a1", "a3")
+        for process in (second, first):  # a retry, in either process: the logged answer
+            assert process.decide_named(parse_named(request, 8)) == answer
         second.submit(delete_action_operation(second, "a3")).result()
         with pytest.raises(Conflict, match="never reused"):
             first.submit(put_action_operation(first, "a3", ARTICLES["a3"])).result()
