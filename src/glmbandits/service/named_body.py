@@ -32,14 +32,15 @@ from .errors import Invalid
 from .schemas import AnyDecideRequest, check_decision_id
 
 __all__ = ["NAMED_FIELDS", "NamedDecide", "parse_named", "featurise", "is_named", "named_answer",
-           "check_action_id"]
+           "check_action_id", "refused_feature"]
 
 #: The fields of a named decide's body (none of them is a dense body's).
 NAMED_FIELDS = ("context", "actions", "action_ids", "excluded_ids", "default_action_id")
 _DENSE_FIELDS = ("contexts", "excluded", "default_action")
 # what FeatureSchema's refusals say (its messages name the feature and where it is)
 _FEATURE = re.compile(r"feature '([^']*)' of (the context|the action|actions\[(\d+)\])")
-_UNKNOWN = re.compile(r"(the context|actions\[(\d+)\]) has an unknown feature '([^']*)'")
+_UNKNOWN = re.compile(r"(the context|the action|actions\[(\d+)\]) has an unknown feature "
+                      r"'([^']*)'")
 
 
 @dataclass(frozen=True)
@@ -161,17 +162,28 @@ def featurise(named: NamedDecide, schema: Any, catalogue: ActionCatalogue) -> np
     return X
 
 
-def _field_of(message: str, named: NamedDecide) -> str:
-    """The request's field a FeatureSchema refusal is about (``context.age``,
-    ``actions[2].features.topic``, ``action_ids[2]``)."""
+def refused_feature(message: str) -> tuple[str, str | None, str] | None:
+    """``(where, index, feature)`` of a FeatureSchema refusal's message (where: ``the
+    context``, ``the action`` or ``actions[i]``, with ``index`` i), or None if it names no
+    feature."""
     found = _FEATURE.search(message)
     if found is not None:
         feature, where, index = found.groups()
-    else:
-        unknown = _UNKNOWN.search(message)
-        if unknown is None:
-            return "context"
-        where, index, feature = unknown.groups()
+        return where, index, feature
+    unknown = _UNKNOWN.search(message)
+    if unknown is None:
+        return None
+    where, index, feature = unknown.groups()
+    return where, index, feature
+
+
+def _field_of(message: str, named: NamedDecide) -> str:
+    """The request's field a FeatureSchema refusal is about (``context.age``,
+    ``actions[2].features.topic``, ``action_ids[2]``)."""
+    found = refused_feature(message)
+    if found is None:
+        return "context"
+    where, index, feature = found
     if where == "the context":
         return f"context.{feature}"
     if index is None:

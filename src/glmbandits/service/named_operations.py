@@ -29,7 +29,7 @@ from .catalogue import (ActionCatalogue, CatalogueFullError, RetiredActionError,
                         UnknownActionError)
 from .errors import Conflict, Invalid, NotFound
 from .events import Event
-from .named_body import NamedDecide, featurise, named_answer
+from .named_body import NamedDecide, featurise, named_answer, refused_feature
 
 __all__ = ["decide_named_operation", "put_action_operation", "delete_action_operation",
            "catalogue_operation", "action_operation", "restore_catalogue", "sync_catalogue",
@@ -121,10 +121,11 @@ def put_action_operation(service: Any, action_id: str, features: Any) -> Operati
 
 
 def _feature_field(message: str) -> str:
-    """``features.<name>`` for a schema refusal naming a feature, else ``features``."""
-    for marker in ("feature '", "unknown feature '"):
-        if marker in message:
-            return "features." + message.split(marker, 1)[1].split("'", 1)[0]
+    """``features.<name>`` for a schema refusal naming a feature, ``action_id`` for the id
+    rule's, else ``features``."""
+    found = refused_feature(message)
+    if found is not None:
+        return f"features.{found[2]}"
     return "action_id" if "action_id" in message else "features"
 
 
