@@ -77,6 +77,7 @@ class ApiRole:
     """
 
     name = "api"
+    shares_log = True  # every API process of a scale-out appends to the one log
 
     def __init__(self, store: PostgresStore, *, poll_interval: float = 2.0) -> None:
         if not isinstance(store, PostgresStore):

@@ -106,6 +106,7 @@ class LearnerRole:
     """
 
     name = "learner"
+    shares_log = False  # it serves no requests (it reads the log, holding the learner lock)
 
     def __init__(self, store: PostgresStore, *, poll_interval: float = 0.05,
                  min_interval: float = 0.25, max_staleness: float = 1.0,

@@ -57,8 +57,8 @@ def restore_catalogue(service: Any) -> ActionCatalogue:
 
 def sync_catalogue(service: Any) -> None:
     """Apply the catalogue events other processes logged since the last one applied (only
-    in a process that shares its log: ``--role api``)."""
-    if service.role.name != "api":
+    in a process whose role shares its log: ``--role api``)."""
+    if not service.role.shares_log:
         return
     catalogue = service.catalogue
     for event in service.store.events(after=catalogue.cursor, kinds=(CATALOGUE,)):

@@ -133,6 +133,10 @@ class Role(Protocol):
     """What the commit worker asks its role (each method gets the worker, ``service``)."""
 
     name: str
+    #: whether other processes append to the same log while this one serves (an API
+    #: process of a scale-out): what it keeps beside the policy, the action catalogue,
+    #: is then read again from the log before each use
+    shares_log: bool
 
     def begin(self, service: Worker) -> None:
         """Before the store's config is checked (e.g. claim the log's topology)."""
@@ -191,6 +195,7 @@ class AllRole:
     """``--role all``: decide, learn, sweep and snapshot in this process."""
 
     name = "all"
+    shares_log = False  # the one process of its log (the serve lock)
 
     def begin(self, service: Worker) -> None:
         """Nothing to claim: the log lock (or the learner lock) is the server's."""
